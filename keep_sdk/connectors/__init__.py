@@ -1,0 +1,38 @@
+"""Connector SDK: declare operations, validate arguments, derive idempotency keys."""
+
+from keep_sdk.connectors.base import Connector
+from keep_sdk.connectors.idempotency import idempotency_key
+from keep_sdk.connectors.manifest import ConnectorManifest, Manifest, OperationManifest
+from keep_sdk.connectors.operation import Operation, operation
+from keep_sdk.connectors.registry import ConnectorSet
+
+__all__ = [
+    "Connector",
+    "ConnectorManifest",
+    "ConnectorSet",
+    "Manifest",
+    "Operation",
+    "OperationManifest",
+    "builtin_manifest",
+    "idempotency_key",
+    "operation",
+    "registered_manifest",
+]
+
+
+def builtin_manifest() -> Manifest:
+    """The manifest of the built-in connectors (gmail, sheets, slack)."""
+    from keep_sdk.connectors.builtin import BUILTIN_CONNECTORS
+
+    return Manifest(connectors=[c.manifest() for c in sorted(BUILTIN_CONNECTORS, key=_name)])
+
+
+def registered_manifest() -> Manifest:
+    """The manifest of every connector registered by the built-in and installed plugins."""
+    from keep_sdk.plugins import default_plugins
+
+    return Manifest(connectors=[c.manifest() for c in default_plugins().connectors().values()])
+
+
+def _name(cls: type[Connector]) -> str:
+    return cls.name

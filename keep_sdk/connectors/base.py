@@ -1,0 +1,135 @@
+"""The `Connector` base class: operations collected from a class, invoked with validation."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
+
+from keep_sdk.connectors.manifest import ConnectorManifest
+from keep_sdk.connectors.operation import Operation
+from keep_sdk.errors import ConnectorError, InternalError, UnknownOperation
+from keep_sdk.model import OperationKind, ReconcileOutcome, ReconcileStatus
+
+__all__ = ["Connector"]
+
+_NAME = re.compile(r"^[a-z][A-Za-z0-9]*$")
+_JSON: TypeAdapter[JsonValue] = TypeAdapter(JsonValue)
+
+
+class Connector:
+    """Base of every connector: subclass it, set `name`, declare `operation`s.
+
+    `invoke` validates arguments against the operation's model, calls it, and
+    returns plain JSON. `ConnectorError` subclasses raised by an operation pass
+    through unchanged (they classify the failure); any other exception becomes an
+    `InternalError`, since it is a bug in the connector rather than an outcome.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    operations: ClassVar[dict[str, Operation[Any]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        found: dict[str, Operation[Any]] = {}
+        for klass in reversed(cls.__mro__):
+            for value in vars(klass).values():
+                if isinstance(value, Operation):
+                    found[value.js_name] = value
+        cls.operations = dict(sorted(found.items()))
+        name = getattr(cls, "name", None)
+        if name is not None and not _NAME.match(name):
+            raise InternalError(
+                f"connector {cls.__qualname__} has name {name!r}; a connector name must be a "
+                "JS identifier starting with a lowercase letter, such as 'sheets'"
+            )
+
+    @classmethod
+    def manifest(cls) -> ConnectorManifest:
+        """The connector as scripts, the validator and the sandbox see it."""
+        description = cls.description or " ".join((cls.__doc__ or "").split())
+        return ConnectorManifest(
+            name=cls.name,
+            description=description,
+            operations=[op.manifest() for op in cls.operations.values()],
+        )
+
+    @classmethod
+    def operation(cls, js_name: str) -> Operation[Any]:
+        """The declared operation `js_name`; `UnknownOperation` lists the known ones."""
+        try:
+            return cls.operations[js_name]
+        except KeyError:
+            known = ", ".join(cls.operations) or "none"
+            raise UnknownOperation(
+                f"connector {cls.name!r} has no operation {js_name!r}; it offers: {known}",
+                connector=cls.name,
+                operation=js_name,
+            ) from None
+
+    def invoke(
+        self, js_name: str, arguments: Any, *, idempotency_key: str | None = None
+    ) -> JsonValue:
+        """Validate `arguments`, call the operation, return its result as JSON.
+
+        Mutations require the host's `idempotency_key`; reads must not get one.
+        """
+        op = self.operation(js_name)
+        args = op.parse(arguments, connector=self.name)
+        method = getattr(self, op.attribute)
+        if op.kind is OperationKind.MUTATION:
+            if not idempotency_key:
+                raise InternalError(
+                    f"ctx.{self.name}.{js_name} is a mutation and was invoked without an "
+                    "idempotency key; the host must derive one with idempotency_key()"
+                )
+            raw = self._guarded(method, args, idempotency_key=idempotency_key)
+        else:
+            raw = self._guarded(method, args)
+        return self._to_json(raw, js_name)
+
+    def reconcile(self, js_name: str, arguments: Any, idempotency_key: str) -> ReconcileOutcome:
+        """Ask whether an uncertain mutation happened.
+
+        An operation without a reconcile method raises `InternalError`: check
+        ``operation(js_name).reconcilable`` first. A reconcile method that raises
+        means "could not tell yet" and yields a `retry` outcome.
+        """
+        op = self.operation(js_name)
+        if op.reconcile_func is None:
+            raise InternalError(f"ctx.{self.name}.{js_name} has no reconcile method")
+        args = op.parse(arguments, connector=self.name)
+        try:
+            outcome = op.reconcile_func(self, args, idempotency_key)
+        except Exception as exc:
+            return ReconcileOutcome(
+                status=ReconcileStatus.RETRY, detail=f"{type(exc).__name__}: {exc}"
+            )
+        if not isinstance(outcome, ReconcileOutcome):
+            raise InternalError(
+                f"reconcile of ctx.{self.name}.{js_name} returned {outcome!r}, "
+                "not a ReconcileOutcome"
+            )
+        return outcome
+
+    def _guarded(self, method: Any, args: BaseModel, **kwargs: Any) -> Any:
+        try:
+            return method(args, **kwargs)
+        except ConnectorError:
+            raise
+        except Exception as exc:
+            raise InternalError(
+                f"connector {self.name!r} raised {type(exc).__name__}: {exc}"
+            ) from exc
+
+    def _to_json(self, raw: Any, js_name: str) -> JsonValue:
+        if isinstance(raw, BaseModel):
+            return raw.model_dump(mode="json", by_alias=True)
+        try:
+            return _JSON.validate_python(raw)
+        except ValidationError:
+            raise InternalError(
+                f"ctx.{self.name}.{js_name} returned {type(raw).__name__}, which is not JSON"
+            ) from None

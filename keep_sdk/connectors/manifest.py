@@ -1,0 +1,130 @@
+"""What scripts can call: the connector manifest the validator, sandbox and prompts read."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from keep_sdk.errors import UnknownConnector, UnknownOperation
+from keep_sdk.model import OperationKind
+
+__all__ = ["ConnectorManifest", "Manifest", "OperationManifest"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class OperationManifest(_Frozen):
+    """One operation: ``ctx.<connector>.<name>(arguments)``."""
+
+    name: str = Field(description="JS name, as the script calls it.")
+    kind: OperationKind
+    permission: str = Field(description="Permission a workflow needs granted to call it.")
+    description: str = ""
+    arguments: dict[str, Any] = Field(description="JSON Schema of the one argument object.")
+    reconcilable: bool = Field(
+        default=False, description="Mutations only: the host can check an uncertain outcome."
+    )
+
+
+class ConnectorManifest(_Frozen):
+    """One connector and its operations, sorted by name."""
+
+    name: str
+    description: str = ""
+    operations: list[OperationManifest]
+
+    def operation(self, name: str) -> OperationManifest:
+        """The operation called `name`; `UnknownOperation` lists the known ones."""
+        for op in self.operations:
+            if op.name == name:
+                return op
+        known = ", ".join(o.name for o in self.operations) or "none"
+        raise UnknownOperation(
+            f"connector {self.name!r} has no operation {name!r}; it offers: {known}",
+            connector=self.name,
+            operation=name,
+        )
+
+
+class Manifest(_Frozen):
+    """Every connector a script may use, sorted by name."""
+
+    connectors: list[ConnectorManifest] = Field(default_factory=list)
+
+    def connector(self, name: str) -> ConnectorManifest:
+        """The connector called `name`; `UnknownConnector` lists the known ones."""
+        for connector in self.connectors:
+            if connector.name == name:
+                return connector
+        known = ", ".join(c.name for c in self.connectors) or "none"
+        raise UnknownConnector(
+            f"there is no connector {name!r}; registered connectors: {known}",
+            connector=name,
+        )
+
+    def operation(self, connector: str, name: str) -> OperationManifest:
+        """Shortcut for ``connector(connector).operation(name)``."""
+        return self.connector(connector).operation(name)
+
+    def names(self) -> list[str]:
+        """Connector names."""
+        return [c.name for c in self.connectors]
+
+    def to_text(self) -> str:
+        """A short listing for people: one line per operation."""
+        lines: list[str] = []
+        for connector in self.connectors:
+            lines.append(f"{connector.name}: {connector.description}".rstrip(": "))
+            for op in connector.operations:
+                extra = ", reconcilable" if op.reconcilable else ""
+                lines.append(
+                    f"  ctx.{connector.name}.{op.name}({_signature(op)})  "
+                    f"[{op.kind.value}, needs {op.permission}{extra}]"
+                )
+        return "\n".join(lines)
+
+    def to_markdown(self) -> str:
+        """A reference meant to be pasted into an LLM prompt: kinds, permissions, schemas."""
+        lines = [
+            "# Connectors available to workflow scripts",
+            "",
+            "Call them as `await ctx.<connector>.<operation>({...})` with ONE object argument.",
+            "Kinds: `read` and `read_by_id` are allowed in producer handlers and `prepare`;",
+            "a `mutation` is allowed only in `mutate`, at most once, as its last statement,",
+            "and its return value is not available there (use `mutationResult` in `next`).",
+            "",
+        ]
+        for connector in self.connectors:
+            lines += [f"## `ctx.{connector.name}`", ""]
+            if connector.description:
+                lines += [connector.description, ""]
+            for op in connector.operations:
+                lines += [
+                    f"### `ctx.{connector.name}.{op.name}({_signature(op)})`",
+                    "",
+                    f"- kind: `{op.kind.value}`",
+                    f"- permission: `{op.permission}`",
+                ]
+                if op.kind is OperationKind.MUTATION:
+                    lines.append(f"- reconcilable: {'yes' if op.reconcilable else 'no'}")
+                if op.description:
+                    lines.append(f"- {op.description}")
+                lines += [
+                    "",
+                    "```json",
+                    json.dumps(op.arguments, indent=2, sort_keys=True),
+                    "```",
+                    "",
+                ]
+        return "\n".join(lines).rstrip() + "\n"
+
+
+def _signature(op: OperationManifest) -> str:
+    properties = op.arguments.get("properties", {})
+    required = set(op.arguments.get("required", []))
+    fields = [name if name in required else f"{name}?" for name in properties]
+    return "{" + ", ".join(fields) + "}" if fields else "{}"

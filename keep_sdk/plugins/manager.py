@@ -1,0 +1,141 @@
+"""Assemble the plugin manager: hook specs, built-in plugins, entry-point plugins."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from collections.abc import Callable, Iterable
+from functools import cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from keep_sdk.errors import PluginError
+from keep_sdk.plugins import hookspecs
+
+if TYPE_CHECKING:
+    from keep_sdk.connectors import Connector
+    from keep_sdk.plugins.observations import Observation
+
+__all__ = [
+    "BUILTIN_PLUGINS",
+    "DISABLE_ENV",
+    "ENTRY_POINT_GROUP",
+    "KeepPlugins",
+    "default_plugins",
+]
+
+logger = logging.getLogger("keep_sdk.plugins")
+
+ENTRY_POINT_GROUP = "keep_sdk"
+DISABLE_ENV = "KEEP_SDK_DISABLE_PLUGINS"
+"""Set to ``1`` to load only the built-in plugins (third-party entry points are ignored)."""
+
+BUILTIN_PLUGINS: tuple[str, ...] = (
+    "keep_sdk.connectors.builtin",
+    "keep_sdk.stores.builtin",
+    "keep_sdk.validator.builtin",
+)
+"""Modules registered as plugins before any third-party plugin."""
+
+
+class KeepPlugins:
+    """The registries plugins contribute to, built from one pluggy `PluginManager`.
+
+    Plugins that fail to import are skipped and listed in `load_errors`;
+    conflicting registrations raise `PluginError` when the registry is read.
+    """
+
+    def __init__(self, *, load_entry_points: bool = True) -> None:
+        self.pm = pluggy.PluginManager("keep_sdk")
+        self.pm.add_hookspecs(hookspecs)
+        self.load_errors: list[PluginError] = []
+        for module_name in BUILTIN_PLUGINS:
+            self.pm.register(importlib.import_module(module_name), name=module_name)
+        if load_entry_points:
+            self._load_entry_points(entry_points(group=ENTRY_POINT_GROUP))
+
+    def _load_entry_points(self, found: Iterable[EntryPoint]) -> None:
+        for entry_point in found:
+            if self.pm.has_plugin(entry_point.name) or self.pm.is_blocked(entry_point.name):
+                continue
+            dist = entry_point.dist.name if entry_point.dist else "?"
+            try:
+                plugin = entry_point.load()
+                self.pm.register(plugin, name=entry_point.name)
+            except Exception as exc:
+                error = PluginError(
+                    f"plugin {entry_point.name!r} (from distribution {dist!r}, "
+                    f"{entry_point.value}) failed to load and was skipped: "
+                    f"{type(exc).__name__}: {exc}. Check that it is compatible with this "
+                    f"keep-sdk version, or uninstall it.",
+                    plugin=entry_point.name,
+                )
+                self.load_errors.append(error)
+                logger.warning("%s", error)
+
+    def register(self, plugin: object, name: str | None = None) -> None:
+        """Register `plugin` (an object or module with hookimpls), as tests and hosts do."""
+        self.pm.register(plugin, name=name)
+
+    def connectors(self) -> dict[str, type[Connector]]:
+        """Every registered connector class by its script name."""
+        from keep_sdk.connectors import Connector
+
+        found: dict[str, type[Connector]] = {}
+        for contributed in self.pm.hook.register_connectors():
+            for cls in contributed:
+                if not (isinstance(cls, type) and issubclass(cls, Connector)):
+                    raise PluginError(
+                        f"register_connectors returned {cls!r}, which is not a "
+                        "keep_sdk.connectors.Connector subclass"
+                    )
+                if cls.name in found and found[cls.name] is not cls:
+                    raise PluginError(
+                        f"two plugins register a connector named {cls.name!r}: "
+                        f"{found[cls.name].__qualname__} and {cls.__qualname__}; "
+                        "uninstall one of them"
+                    )
+                found[cls.name] = cls
+        return dict(sorted(found.items()))
+
+    def store_openers(self) -> dict[str, Callable[[str], Any]]:
+        """Every store opener by URL scheme."""
+        found: dict[str, Callable[[str], Any]] = {}
+        for contributed in self.pm.hook.register_stores():
+            for scheme, opener in contributed.items():
+                if scheme in found and found[scheme] is not opener:
+                    raise PluginError(f"two plugins register the store scheme {scheme!r}")
+                found[scheme] = opener
+        return found
+
+    def rules(self) -> list[Any]:
+        """Every validator rule, built-in ones first."""
+        found: dict[str, Any] = {}
+        for contributed in reversed(self.pm.hook.register_rules()):
+            for rule in contributed:
+                rule_id = rule.meta.id
+                if rule_id in found and found[rule_id] is not rule:
+                    raise PluginError(f"two plugins register the validator rule {rule_id!r}")
+                found[rule_id] = rule
+        return list(found.values())
+
+    def notify(self, observation: Observation) -> None:
+        """Call every `observe` hook; an observer that raises is logged and ignored."""
+        for impl in self.pm.hook.observe.get_hookimpls():
+            try:
+                impl.function(observation=observation)
+            except Exception:
+                logger.exception("observer plugin %r raised; ignored", impl.plugin_name)
+
+
+@cache
+def default_plugins() -> KeepPlugins:
+    """The process-wide plugins: built-ins plus installed entry points.
+
+    Entry points are skipped when the environment variable ``KEEP_SDK_DISABLE_PLUGINS``
+    is ``1``.
+    """
+    return KeepPlugins(load_entry_points=os.environ.get(DISABLE_ENV) != "1")
