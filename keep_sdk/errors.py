@@ -2,6 +2,7 @@
 
 ```
 KeepError
+├── ActionRefused               a person's action does not apply to the run or event as it is
 ├── ConfigurationError          bad store URL, bad policy, unknown scheme
 ├── PluginError                 a plugin failed to load or registered something invalid
 ├── ScriptRejected              the validator found errors; carries the report
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = [
+    "ActionRefused",
     "ActiveRunExists",
     "ConfigurationError",
     "ConnectorError",
@@ -115,6 +117,13 @@ class KeepError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+class ActionRefused(KeepError):
+    """A person's action (skip, resolve, retry…) does not apply to the run or event as it is.
+
+    The message says what state it is in and which action applies instead.
+    """
 
 
 class ConfigurationError(KeepError):

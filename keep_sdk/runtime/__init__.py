@@ -1,0 +1,18 @@
+"""The runtime: one producer or consumer run through the sandbox, the store and connectors."""
+
+from keep_sdk.runtime.actions import PersonActions
+from keep_sdk.runtime.engine import Runtime
+from keep_sdk.runtime.failures import Route, classify, route
+from keep_sdk.runtime.host import PhaseHost, script_event
+from keep_sdk.runtime.schedules import next_run_at
+
+__all__ = [
+    "PersonActions",
+    "PhaseHost",
+    "Route",
+    "Runtime",
+    "classify",
+    "next_run_at",
+    "route",
+    "script_event",
+]

@@ -186,3 +186,11 @@ def test_doubles_share_one_backing_file(tmp_path: Path) -> None:
     )
     assert len(Sheets(backing=backing).effects()) == 1
     assert len(Slack(backing=backing).effects()) == 1
+
+
+def test_a_reconcile_that_cannot_reach_the_service_answers_retry() -> None:
+    double = sheets()
+    double.faults.inject(FaultKind.TRANSIENT, operation="reconcile:appendRow", times=2)
+    for _ in range(2):
+        assert double.reconcile("appendRow", ROW, "k1").status is ReconcileStatus.RETRY
+    assert double.reconcile("appendRow", ROW, "k1").status is ReconcileStatus.FAILED

@@ -122,6 +122,8 @@ class ServiceDouble(Connector):
         return result
 
     def _reconcile_by_key(self, operation: str, key: str) -> ReconcileOutcome:
+        lookup = f"reconcile:{operation}"
+        self._before_effect(lookup, self.faults.take(lookup), is_mutation=False)
         for effect in self.effects(operation):
             if effect["idempotencyKey"] == key:
                 return ReconcileOutcome(status=ReconcileStatus.APPLIED, result=effect["result"])
@@ -140,7 +142,7 @@ class ServiceDouble(Connector):
             case FaultKind.PERMISSION_DENIED:
                 raise PermissionDenied(
                     f"{what}: the account lacks the permission for this call (403)",
-                    permission=self.operation(operation).permission,
+                    permission=self.operation(operation.removeprefix("reconcile:")).permission,
                 )
             case FaultKind.FAILURE:
                 raise PreconditionFailed(f"{what}: the request was refused (400)")

@@ -32,7 +32,11 @@ class FaultKind(StrEnum):
 
 @dataclass
 class Fault:
-    """One injected fault: `kind` for the next `times` calls of `operation` (None: any)."""
+    """One injected fault: `kind` for the next `times` calls of `operation` (None: any).
+
+    ``operation="reconcile:appendRow"`` targets the reconcile method of
+    ``appendRow``: a transient fault there makes reconciliation answer ``retry``.
+    """
 
     kind: FaultKind
     operation: str | None = None

@@ -1,0 +1,791 @@
+"""`Runtime`: one producer or consumer run through the sandbox and the store.
+
+A consumer run moves through the phases of chapter 06b with a durable
+checkpoint after each step:
+
+1. ``prepare`` runs; its PrepareResult and reservations are saved together
+   (phase ``prepared``) before anything else happens.
+2. With reservations, ``mutate`` runs and may ask for one mutation. The host
+   writes the ledger entry ``in_flight`` (durable) and only then calls the
+   connector with the run's idempotency key. Success records ``applied`` and
+   phase ``mutated`` together.
+3. ``next`` runs with ``mutationResult``; its state, its publishes and the
+   consumption of the reservations commit in one transaction.
+
+Failures change the run's status, never its phase (see `failures.route`).
+The mutate handler never runs again once its mutation was handed to the host:
+uncertain outcomes are reconciled by the host, and a call the host knows did
+not happen is re-issued with the same idempotency key.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pydantic import JsonValue, TypeAdapter, ValidationError
+
+from keep_sdk.connectors import ConnectorSet, idempotency_key
+from keep_sdk.errors import (
+    ActionRefused,
+    ActiveRunExists,
+    EventNotPending,
+    InternalError,
+    KeepError,
+    LimitExceeded,
+    LogicError,
+    NotFound,
+    PermissionDenied,
+    PhaseViolation,
+    PreconditionFailed,
+    TransientError,
+    UncertainOutcome,
+)
+from keep_sdk.model import (
+    Escalation,
+    FailureKind,
+    HandlerKind,
+    HandlerPhase,
+    HostPolicy,
+    LedgerEntry,
+    LedgerStatus,
+    MutationApplied,
+    MutationNone,
+    MutationResult,
+    MutationSkipped,
+    PrepareResult,
+    ReconcileStatus,
+    RunPhase,
+    RunRecord,
+    RunStatus,
+    explain_validation_error,
+)
+from keep_sdk.runtime.deadline import call_with_deadline
+from keep_sdk.runtime.failures import classify, route
+from keep_sdk.runtime.host import PhaseHost
+from keep_sdk.runtime.observer import Observer
+from keep_sdk.runtime.schedules import next_run_at
+from keep_sdk.sandbox import (
+    Completed,
+    Determinism,
+    InProcessIsolation,
+    Isolation,
+    MutationRequested,
+    PhaseRequest,
+)
+from keep_sdk.stores import (
+    UNCHANGED,
+    HandlerSpec,
+    Store,
+    Unchanged,
+    WorkflowRecord,
+    WorkflowVersion,
+)
+from keep_sdk.validator import ConsumerManifest, ProducerManifest, WorkflowManifest
+
+if TYPE_CHECKING:
+    from keep_sdk.plugins import KeepPlugins
+
+__all__ = ["Runtime"]
+
+_MUTATION_RESULT: TypeAdapter[MutationApplied | MutationNone | MutationSkipped] = TypeAdapter(
+    MutationResult
+)
+_SETTLED_OK = (LedgerStatus.APPLIED,)
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    record: WorkflowRecord
+    version: WorkflowVersion
+    manifest: WorkflowManifest
+
+    def producer(self, name: str) -> ProducerManifest:
+        for producer in self.manifest.producers:
+            if producer.name == name:
+                return producer
+        raise NotFound(
+            f"workflow {self.record.name!r} version {self.version.version} has no producer "
+            f"{name!r}; producers: {', '.join(p.name for p in self.manifest.producers) or 'none'}"
+        )
+
+    def consumer(self, name: str) -> ConsumerManifest:
+        for consumer in self.manifest.consumers:
+            if consumer.name == name:
+                return consumer
+        raise NotFound(
+            f"workflow {self.record.name!r} version {self.version.version} has no consumer "
+            f"{name!r}; consumers: {', '.join(c.name for c in self.manifest.consumers) or 'none'}"
+        )
+
+
+class Runtime:
+    """Executes runs of deployed workflows against one store and one set of connectors.
+
+    `isolation` runs a phase in the sandbox (in this process by default;
+    `keep_sdk.sandbox.ProcessIsolation` survives engine crashes). `now` is the
+    clock; `rng` draws backoff jitter; `deterministic` fixes each phase's
+    ``Date`` to `now()` and seeds ``Math.random`` from the run id (replays, tests).
+    Every method leaves the store consistent whatever it raises.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        connectors: ConnectorSet | None = None,
+        *,
+        policy: HostPolicy | None = None,
+        isolation: Isolation | None = None,
+        plugins: KeepPlugins | None = None,
+        now: Callable[[], dt.datetime] | None = None,
+        rng: random.Random | None = None,
+        deterministic: bool = False,
+    ) -> None:
+        from keep_sdk.plugins import default_plugins
+
+        self.store = store
+        self.plugins = plugins or default_plugins()
+        self.connectors = connectors or ConnectorSet.from_plugins(self.plugins)
+        self.policy = policy or HostPolicy()
+        self.isolation = isolation or InProcessIsolation()
+        self.deterministic = deterministic
+        self.manifest = self.connectors.manifest()
+        self.now = now or (lambda: dt.datetime.now(dt.UTC))
+        self.rng = rng or random.Random()
+        self.observer = Observer(self.plugins)
+        self._versions: dict[tuple[str, int], _Loaded] = {}
+        self._transient_failures: dict[str, int] = {}
+        self._logs: dict[str, list[str]] = {}
+
+    # Deployment
+
+    def deploy(self, source: str, *, name: str | None = None, filename: str | None = None) -> int:
+        """Validate `source` and store it as the workflow's new current version.
+
+        Raises `ScriptRejected` (with the validator's report) when the script
+        has errors. Returns the version number.
+        """
+        from keep_sdk.workflow import load_workflow
+
+        workflow = load_workflow(
+            source,
+            connectors=self.connectors.manifest(),
+            policy=self.policy,
+            filename=filename,
+        )
+        manifest = workflow.manifest
+        workflow_name = name or manifest.name
+        if not workflow_name:
+            raise LogicError('the workflow has no name; add `name: "..."` to Keep.workflow({...})')
+        handlers = [
+            HandlerSpec(name=p.name, kind=HandlerKind.PRODUCER) for p in manifest.producers
+        ] + [
+            HandlerSpec(name=c.name, kind=HandlerKind.CONSUMER, subscribe=list(c.subscribe))
+            for c in manifest.consumers
+        ]
+        return self.store.deploy(
+            workflow_name, source, manifest.model_dump(mode="json"), handlers=handlers
+        )
+
+    # Runs
+
+    def run_producer(self, workflow: str, producer: str) -> RunRecord:
+        """Run `producer` once on the current version; return the run as it ended."""
+        loaded = self._load(workflow)
+        loaded.producer(producer)
+        handler = self.store.get_handler(workflow, producer)
+        run = self.observer.run(
+            self.store.begin_run(
+                workflow,
+                producer,
+                HandlerKind.PRODUCER,
+                input_state=handler.state if handler.has_state else None,
+                version=loaded.version.version,
+            )
+        )
+        return self._drive(run)
+
+    def run_consumer(self, workflow: str, consumer: str) -> RunRecord:
+        """Run `consumer` once on the current version; return the run as it ended."""
+        loaded = self._load(workflow)
+        loaded.consumer(consumer)
+        handler = self.store.get_handler(workflow, consumer)
+        run = self.observer.run(
+            self.store.begin_run(
+                workflow,
+                consumer,
+                HandlerKind.CONSUMER,
+                input_state=handler.state if handler.has_state else None,
+                version=loaded.version.version,
+            )
+        )
+        return self._drive(run)
+
+    def resume(self, run_id: str) -> RunRecord:
+        """Continue a paused run from its phase (after a backoff, a grant or a resolution).
+
+        A run at ``mutating`` whose mutation the host knows did not happen
+        re-issues the same call with the same idempotency key.
+        """
+        run = self.store.get_run(run_id)
+        if run.status is RunStatus.ACTIVE:
+            raise ActiveRunExists(f"run {run.id} is already active")
+        run = self.observer.run(self.store.set_run_status(run.id, RunStatus.ACTIVE))
+        return self._drive(run)
+
+    def retry(self, run_id: str) -> RunRecord:
+        """Try a failed or crashed run again on the current version (after a fix, say).
+
+        Once its mutation was applied (or skipped) a retry run continues from
+        ``emitting`` with the copied results and the same reservations; before
+        that, its events were released, so a fresh run prepares again.
+        Returns the new run as it ended.
+        """
+        old = self.store.get_run(run_id)
+        if old.status not in (
+            RunStatus.FAILED_LOGIC,
+            RunStatus.FAILED_INTERNAL,
+            RunStatus.CRASHED,
+        ):
+            raise ActionRefused(
+                f"run {old.id} is {old.status.value}; only a failed or crashed run is retried "
+                "(a paused run resumes by itself or by `keep resolve`)"
+            )
+        if old.kind is HandlerKind.PRODUCER:
+            return self.run_producer(old.workflow, old.handler)
+        if not isinstance(old.mutation_result, MutationApplied | MutationSkipped):
+            return self.run_consumer(old.workflow, old.handler)
+        retry = self.observer.run(
+            self.store.begin_run(
+                old.workflow,
+                old.handler,
+                HandlerKind.CONSUMER,
+                input_state=old.input_state,
+                retry_of=old.id,
+                phase=RunPhase.EMITTING,
+            )
+        )
+        return self._drive(retry)
+
+    def drive(self, run: RunRecord) -> RunRecord:
+        """Carry an active run (a fresh or retry run) as far as it can go; return it as it ended."""
+        return self._drive(run)
+
+    def reconcile(self, ledger_id: str) -> LedgerEntry:
+        """One reconciliation attempt for a ``needs_reconcile`` entry (the background loop).
+
+        applied: the run continues to ``next`` and commits. failed (it did not
+        happen): the call is re-issued with the same key. retry: the attempt is
+        counted; when attempts run out the entry becomes indeterminate and the
+        run is escalated. Returns the entry as it ended.
+        """
+        entry = self.store.get_ledger_entry(ledger_id)
+        if entry.status is LedgerStatus.NEEDS_RECONCILE:
+            self.resume(entry.run_id)
+        return self.store.get_ledger_entry(ledger_id)
+
+    def recover(self, workflow: str | None = None) -> list[RunRecord]:
+        """Restart recovery: every active run was interrupted by a crash of the host.
+
+        With `workflow`, only that workflow's active runs (a worker that took
+        over the workflow's expired lease recovers just what it now owns).
+
+        A run whose mutation may be in flight is paused for reconciliation (its
+        ledger entry is due at once). Any other run becomes ``crashed``: before
+        a mutation its reservations are released for a fresh run (phase reset);
+        after one, a retry run continues it from ``emitting``. Returns the runs
+        as they ended.
+        """
+        finished: list[RunRecord] = []
+        for run in self.store.active_runs():
+            if workflow is not None and run.workflow != workflow:
+                continue
+            entry = self.store.ledger_entry_for_run(run.id)
+            crash = "the host stopped while this run was active (crash or kill)"
+            if entry is not None and entry.status in (
+                LedgerStatus.IN_FLIGHT,
+                LedgerStatus.NEEDS_RECONCILE,
+            ):
+                if entry.status is LedgerStatus.IN_FLIGHT:
+                    self.observer.ledger(
+                        self.store.record_needs_reconcile(
+                            entry.id, next_reconcile_at=self.now(), error=crash
+                        )
+                    )
+                finished.append(
+                    self.observer.run(
+                        self.store.set_run_status(
+                            run.id,
+                            RunStatus.PAUSED_RECONCILIATION,
+                            error=crash,
+                            failure=FailureKind.INDETERMINATE,
+                        )
+                    )
+                )
+                continue
+            applied = run.phase in (RunPhase.MUTATED, RunPhase.EMITTING)
+            crashed = self.observer.run(
+                self.store.set_run_status(
+                    run.id,
+                    RunStatus.CRASHED,
+                    error=crash,
+                    failure=FailureKind.INTERNAL,
+                    release_reservations=run.kind is HandlerKind.CONSUMER and not applied,
+                )
+            )
+            if run.kind is HandlerKind.CONSUMER and applied:
+                retry = self.observer.run(
+                    self.store.begin_run(
+                        run.workflow,
+                        run.handler,
+                        HandlerKind.CONSUMER,
+                        input_state=run.input_state,
+                        retry_of=run.id,
+                        phase=RunPhase.EMITTING,
+                        version=run.workflow_version,
+                    )
+                )
+                finished.append(self._drive(retry))
+            else:
+                finished.append(crashed)
+        return finished
+
+    # The phase machine
+
+    def _drive(
+        self, run: RunRecord, step: Callable[[RunRecord], RunRecord] | None = None
+    ) -> RunRecord:
+        """Run `step` (by default: the rest of the run) and route whatever it raises."""
+        if step is None:
+            step = self._producer if run.kind is HandlerKind.PRODUCER else self._consumer
+        try:
+            return step(run)
+        except KeepError as exc:
+            return self._fail(self.store.get_run(run.id), exc)
+        except Exception as exc:
+            internal = InternalError(f"host error in run {run.id}: {type(exc).__name__}: {exc}")
+            internal.__cause__ = exc
+            return self._fail(self.store.get_run(run.id), internal)
+
+    def _producer(self, run: RunRecord) -> RunRecord:
+        loaded = self._load(run.workflow, run.workflow_version)
+        producer = loaded.producer(run.handler)
+        handler = self.store.get_handler(run.workflow, run.handler)
+        host = self._host(run, loaded, HandlerPhase.PRODUCER, producer.publishes)
+        output = self._execute(run, loaded, host, state=handler.state)
+        commit = self.store.commit_producer_run(
+            run.id,
+            state=self._state_of(output),
+            publishes=host.publishes,
+            next_run_at=next_run_at(producer.schedule, self.now()),
+            logs=self._logs.pop(run.id, []),
+        )
+        return self.observer.run(commit.run)
+
+    def _consumer(self, run: RunRecord) -> RunRecord:
+        loaded = self._load(run.workflow, run.workflow_version)
+        consumer = loaded.consumer(run.handler)
+        while True:
+            match run.phase:
+                case RunPhase.PREPARING:
+                    run = self._prepare(run, loaded, consumer)
+                case RunPhase.PREPARED:
+                    assert run.prepare_result is not None
+                    target = (
+                        RunPhase.MUTATING if run.prepare_result.reservations else RunPhase.EMITTING
+                    )
+                    run = self.observer.run(self.store.advance_phase(run.id, target))
+                case RunPhase.MUTATING:
+                    run = self._mutate(run, loaded, consumer)
+                case RunPhase.MUTATED:
+                    run = self.observer.run(self.store.advance_phase(run.id, RunPhase.EMITTING))
+                case RunPhase.EMITTING:
+                    return self._next(run, loaded, consumer)
+                case RunPhase.COMMITTED:
+                    return run
+            if run.status is not RunStatus.ACTIVE:
+                return run
+
+    def _prepare(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
+        handler = self.store.get_handler(run.workflow, run.handler)
+        host = self._host(run, loaded, HandlerPhase.PREPARE, [])
+        output = self._execute(run, loaded, host, state=handler.state)
+        result = self._prepare_result(output, consumer)
+        try:
+            saved = self.store.save_prepare_result(run.id, result)
+        except (EventNotPending, NotFound) as exc:
+            raise LogicError(
+                f"prepare() of {run.handler} reserved events it cannot have: {exc}. Reserve "
+                "only events returned by ctx.peek or ctx.getByIds that are still pending"
+            ) from None
+        return self.observer.run(saved)
+
+    def _prepare_result(
+        self, output: Completed | MutationRequested, consumer: ConsumerManifest
+    ) -> PrepareResult:
+        raw = output.result if isinstance(output, Completed) else None
+        if raw is None or not isinstance(output, Completed) or not output.returned:
+            raise LogicError(
+                f"prepare() of {consumer.name} returned nothing; return "
+                "{ reservations: [...], data: {...} } (empty reservations to do nothing)"
+            )
+        try:
+            result = PrepareResult.model_validate(raw)
+        except ValidationError as exc:
+            problems = explain_validation_error(exc)
+            raise LogicError(
+                f"prepare() of {consumer.name} returned an invalid result:\n  "
+                + "\n  ".join(problems)
+            ) from None
+        for topic in result.reserved_ids:
+            if topic not in consumer.subscribe:
+                raise LogicError(
+                    f"prepare() of {consumer.name} reserved events of topic {topic!r}, which "
+                    f"it does not subscribe to; it subscribes to: {', '.join(consumer.subscribe)}"
+                )
+        self._check_size(result.data, "prepare() data")
+        if result.wake_at is not None:
+            now = self.now()
+            earliest = now + dt.timedelta(seconds=self.policy.wake_at_min_s)
+            latest = now + dt.timedelta(seconds=self.policy.wake_at_max_s)
+            clamped = min(max(result.wake_at, earliest), latest)
+            result = result.model_copy(update={"wake_at": clamped})
+        return result
+
+    def _mutate(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
+        entry = self.store.ledger_entry_for_run(run.id)
+        if entry is not None:
+            return self._settle(run, entry)
+        assert run.prepare_result is not None
+        prepared = run.prepare_result.model_dump(mode="json", by_alias=True)
+        host = self._host(run, loaded, HandlerPhase.MUTATE, [])
+        mutation = self._execute(run, loaded, host, prepared=prepared)
+        if not isinstance(mutation, MutationRequested):
+            return self.observer.run(self.store.advance_phase(run.id, RunPhase.EMITTING))
+        what = f"ctx.{mutation.connector}.{mutation.operation}"
+        declared = self.connectors.operation(mutation.connector, mutation.operation)
+        args = declared.parse(mutation.arguments, connector=mutation.connector)
+        params = args.model_dump(mode="json", by_alias=True)
+        if declared.permission not in loaded.record.grants:
+            raise PermissionDenied(
+                f"{what} needs the permission {declared.permission!r}, which "
+                f"workflow {run.workflow!r} has not been granted; grant it with "
+                f"`keep grant {run.workflow} {declared.permission}`",
+                permission=declared.permission,
+            )
+        entry = self.observer.ledger(
+            self.store.record_mutation_intent(
+                run.id,
+                connector=mutation.connector,
+                operation=mutation.operation,
+                params=params,
+                idempotency_key=idempotency_key(run.workflow, run.handler, self._root(run)),
+                ui_title=run.prepare_result.ui.title if run.prepare_result.ui else None,
+            )
+        )
+        return self._issue(run, entry)
+
+    def _settle(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
+        """Continue a run whose mutation was already handed to the host."""
+        match entry.status:
+            case LedgerStatus.IN_FLIGHT:
+                return self._issue(run, entry)
+            case LedgerStatus.NEEDS_RECONCILE:
+                return self._reconcile(run, entry)
+            case LedgerStatus.APPLIED:
+                return self.observer.run(self.store.get_run(run.id))
+            case _:
+                raise InternalError(
+                    f"run {run.id} is at mutating with a {entry.status.value} mutation; "
+                    "only a retry run can attempt it again"
+                )
+
+    def _issue(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
+        """Make the external call of `entry` (durable first) and record what happened."""
+        what = f"ctx.{entry.connector}.{entry.operation}"
+        try:
+            result = call_with_deadline(
+                lambda: self.connectors.invoke(
+                    entry.connector,
+                    entry.operation,
+                    entry.params,
+                    idempotency_key=entry.idempotency_key,
+                ),
+                timeout_s=self.policy.mutation_timeout_s,
+                what=what,
+            )
+        except UncertainOutcome as exc:
+            return self._uncertain(run, entry, str(exc))
+        except (TransientError, PermissionDenied) as exc:
+            raise exc from None
+        except PreconditionFailed as exc:
+            self.observer.ledger(self.store.record_mutation_failed(entry.id, error=str(exc)))
+            raise
+        except KeepError as exc:
+            self.observer.ledger(self.store.record_mutation_failed(entry.id, error=str(exc)))
+            raise
+        self.observer.ledger(self.store.record_mutation_applied(entry.id, result))
+        return self.observer.run(self.store.get_run(run.id))
+
+    def _uncertain(self, run: RunRecord, entry: LedgerEntry, error: str) -> RunRecord:
+        declared = self.connectors.operation(entry.connector, entry.operation)
+        if not declared.reconcilable:
+            return self._indeterminate(
+                run,
+                self.store.get_ledger_entry(entry.id),
+                f"{error}; ctx.{entry.connector}.{entry.operation} cannot be reconciled, "
+                "so a person must say whether it happened",
+            )
+        if entry.status is LedgerStatus.IN_FLIGHT:
+            entry = self.observer.ledger(
+                self.store.record_needs_reconcile(
+                    entry.id, next_reconcile_at=self.now(), error=error
+                )
+            )
+        return self._reconcile(run, entry)
+
+    def _reconcile(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
+        declared = self.connectors.operation(entry.connector, entry.operation)
+        if not declared.reconcilable:
+            return self._indeterminate(run, entry, entry.error or "outcome unknown")
+        outcome = self.connectors.reconcile(
+            entry.connector, entry.operation, entry.params, entry.idempotency_key
+        )
+        match outcome.status:
+            case ReconcileStatus.APPLIED:
+                self.observer.ledger(self.store.record_mutation_applied(entry.id, outcome.result))
+                return self.observer.run(self.store.get_run(run.id))
+            case ReconcileStatus.FAILED:
+                return self._issue(run, self.store.get_ledger_entry(entry.id))
+            case ReconcileStatus.RETRY:
+                attempts = entry.reconcile_attempts + 1
+                if attempts >= self.policy.reconcile_attempts:
+                    return self._indeterminate(
+                        run,
+                        entry,
+                        f"reconciliation could not tell after {attempts} attempts: "
+                        f"{outcome.detail or 'no detail'}",
+                    )
+                delay = self.policy.reconcile_backoff.delay(attempts, unit_random=self.rng.random())
+                self.observer.ledger(
+                    self.store.record_needs_reconcile(
+                        entry.id,
+                        next_reconcile_at=self.now() + dt.timedelta(seconds=delay),
+                        error=outcome.detail,
+                    )
+                )
+                return self.observer.run(
+                    self.store.set_run_status(
+                        run.id,
+                        RunStatus.PAUSED_RECONCILIATION,
+                        error=f"outcome of ctx.{entry.connector}.{entry.operation} unknown; "
+                        f"checking again in {delay:.0f}s",
+                        failure=FailureKind.INDETERMINATE,
+                    )
+                )
+
+    def _indeterminate(self, run: RunRecord, entry: LedgerEntry, reason: str) -> RunRecord:
+        entry = self.observer.ledger(
+            self.store.record_mutation_indeterminate(entry.id, error=reason)
+        )
+        paused = self.observer.run(
+            self.store.set_run_status(
+                run.id,
+                RunStatus.PAUSED_RECONCILIATION,
+                error=reason,
+                failure=FailureKind.INDETERMINATE,
+            )
+        )
+        declared = self.connectors.operation(entry.connector, entry.operation)
+        actions = (["retry"] if declared.reconcilable else []) + ["didnt-happen", "skip"]
+        self.observer.escalated(
+            Escalation(
+                run_id=run.id,
+                workflow=run.workflow,
+                reason=f"{entry.ui_title or f'ctx.{entry.connector}.{entry.operation}'}: {reason}",
+                actions=actions,
+                ledger_id=entry.id,
+                created_at=self.now(),
+            )
+        )
+        return paused
+
+    def _next(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
+        assert run.prepare_result is not None
+        prepared = run.prepare_result.model_dump(mode="json", by_alias=True)
+        mutation_result = run.mutation_result or MutationNone()
+        host = self._host(run, loaded, HandlerPhase.NEXT, consumer.publishes)
+        output = self._execute(
+            run,
+            loaded,
+            host,
+            prepared=prepared,
+            mutation_result=mutation_result.model_dump(mode="json", by_alias=True),
+        )
+        commit = self.store.commit_consumer_run(
+            run.id,
+            state=self._state_of(output),
+            publishes=host.publishes,
+            mutation_result=mutation_result,
+            logs=self._logs.pop(run.id, []),
+        )
+        return self.observer.run(commit.run)
+
+    # Phases in the sandbox
+
+    def _host(
+        self,
+        run: RunRecord,
+        loaded: _Loaded,
+        phase: HandlerPhase,
+        publishes: list[str] | None,
+    ) -> PhaseHost:
+        subscribed: list[str] = []
+        if run.kind is HandlerKind.CONSUMER:
+            subscribed = list(loaded.consumer(run.handler).subscribe)
+        return PhaseHost(
+            store=self.store,
+            connectors=self.connectors,
+            policy=self.policy,
+            workflow=run.workflow,
+            handler=run.handler,
+            phase=phase,
+            subscribed=subscribed,
+            publishable=list(publishes if publishes is not None else loaded.manifest.topics),
+            grants=list(self.store.get_workflow(run.workflow).grants),
+            message_id_seed=f"{run.workflow}\x1f{run.handler}\x1f{self._root(run)}",
+        )
+
+    def _execute(
+        self,
+        run: RunRecord,
+        loaded: _Loaded,
+        host: PhaseHost,
+        *,
+        state: JsonValue = None,
+        prepared: JsonValue = None,
+        mutation_result: JsonValue = None,
+    ) -> Completed | MutationRequested:
+        """Run the host's phase in the sandbox; raise the failure it ended with."""
+        request = PhaseRequest(
+            source=loaded.version.source,
+            handler=run.handler,
+            phase=host.phase,
+            state=state,
+            prepared=prepared,
+            mutation_result=mutation_result,
+            manifest=self.manifest,
+            subscribed_topics=tuple(host.subscribed),
+            publish_topics=tuple(host.publishable),
+            policy=self.policy,
+            determinism=self._determinism(run),
+            filename=f"{run.workflow}@v{run.workflow_version}",
+        )
+        result = self.isolation.run(request, host)
+        self._logs.setdefault(run.id, []).extend(
+            f"{host.phase.value} {line.level}: {line.text}" for line in result.trace.console
+        )
+        error = result.outcome.to_error(request)
+        if error is not None:
+            raise error
+        outcome = result.outcome
+        assert isinstance(outcome, Completed | MutationRequested)
+        if isinstance(outcome, MutationRequested) and host.phase is not HandlerPhase.MUTATE:
+            name = f"{outcome.connector}.{outcome.operation}"
+            raise PhaseViolation(
+                f"ctx.{name} is a mutation; mutations are allowed only in mutate",
+                operation=name,
+                phase=host.phase.value,
+            )
+        return outcome
+
+    def _determinism(self, run: RunRecord) -> Determinism | None:
+        if not self.deterministic:
+            return None
+        seed = int.from_bytes(hashlib.sha256(run.id.encode()).digest()[:4], "big")
+        return Determinism(clock=self.now(), seed=seed)
+
+    def _state_of(self, output: Completed | MutationRequested) -> JsonValue | Unchanged:
+        if not isinstance(output, Completed) or not output.returned:
+            return UNCHANGED
+        self._check_size(output.result, "the returned state")
+        return output.result
+
+    def _check_size(self, value: JsonValue, what: str) -> None:
+        size = len(json.dumps(value, separators=(",", ":")))
+        if size > self.policy.sandbox.max_state_bytes:
+            raise LimitExceeded(
+                f"{what} is {size} bytes of JSON, over the limit of "
+                f"{self.policy.sandbox.max_state_bytes}; keep state small (cursors, counters)",
+                limit="state_bytes",
+            )
+
+    # Failure handling
+
+    def _fail(self, run: RunRecord, exc: KeepError) -> RunRecord:
+        kind = classify(exc)
+        entry = self.store.ledger_entry_for_run(run.id)
+        may_have_happened = (
+            entry is not None and entry.status is not LedgerStatus.FAILED
+        ) or isinstance(run.mutation_result, MutationApplied | MutationSkipped)
+        decision = route(kind, mutation_may_have_happened=may_have_happened)
+        resume_at = None
+        if decision.status is RunStatus.PAUSED_TRANSIENT:
+            attempt = self._transient_failures.get(run.id, 0) + 1
+            self._transient_failures[run.id] = attempt
+            delay = self.policy.backoff.delay(attempt, unit_random=self.rng.random())
+            if isinstance(exc, TransientError) and exc.retry_after is not None:
+                delay = max(delay, exc.retry_after)
+            resume_at = self.now() + dt.timedelta(seconds=delay)
+        if run.status is not RunStatus.ACTIVE:
+            return run
+        failed = self.observer.run(
+            self.store.set_run_status(
+                run.id,
+                decision.status,
+                error=str(exc),
+                failure=kind,
+                resume_at=resume_at,
+                logs=self._logs.pop(run.id, []),
+                release_reservations=decision.release_reservations
+                and run.kind is HandlerKind.CONSUMER,
+            )
+        )
+        if decision.escalate and isinstance(exc, PermissionDenied):
+            self.observer.escalated(
+                Escalation(
+                    run_id=run.id,
+                    workflow=run.workflow,
+                    reason=str(exc),
+                    actions=[f"grant {exc.permission}" if exc.permission else "grant"],
+                    ledger_id=entry.id if entry else None,
+                    created_at=self.now(),
+                )
+            )
+        return failed
+
+    # Helpers
+
+    def _root(self, run: RunRecord) -> str:
+        """The first run of a retry chain: keys and host messageIds derive from it."""
+        seen = {run.id}
+        while run.retry_of is not None and run.retry_of not in seen:
+            seen.add(run.retry_of)
+            run = self.store.get_run(run.retry_of)
+        return run.id
+
+    def _load(self, workflow: str, version: int | None = None) -> _Loaded:
+        record = self.store.get_workflow(workflow)
+        number = version or record.version
+        key = (workflow, number)
+        if key not in self._versions:
+            stored = self.store.get_workflow_version(workflow, number)
+            manifest = WorkflowManifest.model_validate(stored.manifest)
+            self._versions[key] = _Loaded(record, stored, manifest)
+        cached = self._versions[key]
+        return _Loaded(record, cached.version, cached.manifest)
