@@ -1,0 +1,73 @@
+"""Static validation of workflow scripts: rules, reports and the workflow manifest.
+
+`validate` checks a script and returns a `Report`; `analyze` returns the
+facts the rules read, for plugin rules and tools. Rules are `Rule` objects
+registered through the ``register_rules`` plugin hook.
+"""
+
+from keep_sdk.validator.diagnostics import Diagnostic, Report, ReportSet, Severity
+from keep_sdk.validator.engine import analyze, validate
+from keep_sdk.validator.facts import (
+    Analysis,
+    CapabilityCall,
+    CodeAfterMutation,
+    DynamicCapability,
+    GlobalUse,
+    GlobalUseKind,
+    Handler,
+    ShapeProblem,
+    SharedStateAccess,
+    SyntaxProblem,
+    TopicUse,
+    UnknownOperationUse,
+)
+from keep_sdk.validator.render import render_json, render_sarif, render_text, sarif_log
+from keep_sdk.validator.rule import Finding, Rule, RuleMeta
+from keep_sdk.validator.shape import (
+    ConsumerManifest,
+    CronSchedule,
+    DefaultExport,
+    HandlerLocation,
+    IntervalSchedule,
+    ProducerManifest,
+    Schedule,
+    WorkflowManifest,
+)
+from keep_sdk.validator.source import Span
+
+__all__ = [
+    "Analysis",
+    "CapabilityCall",
+    "CodeAfterMutation",
+    "ConsumerManifest",
+    "CronSchedule",
+    "DefaultExport",
+    "Diagnostic",
+    "DynamicCapability",
+    "Finding",
+    "GlobalUse",
+    "GlobalUseKind",
+    "Handler",
+    "HandlerLocation",
+    "IntervalSchedule",
+    "ProducerManifest",
+    "Report",
+    "ReportSet",
+    "Rule",
+    "RuleMeta",
+    "Schedule",
+    "Severity",
+    "ShapeProblem",
+    "SharedStateAccess",
+    "Span",
+    "SyntaxProblem",
+    "TopicUse",
+    "UnknownOperationUse",
+    "WorkflowManifest",
+    "analyze",
+    "render_json",
+    "render_sarif",
+    "render_text",
+    "sarif_log",
+    "validate",
+]

@@ -1,0 +1,150 @@
+"""Sandbox overhead: ``python benchmarks/sandbox.py [--quick]``.
+
+Prints, measured in the same run:
+- per-phase overhead of `run_phase` over a bare ``Context()`` + module evaluation of the
+  same script (target <= 1 ms in process);
+- the host-call round trip of an awaited ``ctx`` call (target <= 30 us);
+- the same phase in a pooled worker process and in a fresh worker per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+
+import quickjs
+from pydantic import JsonValue
+
+from keep_sdk.connectors.manifest import ConnectorManifest, Manifest, OperationManifest
+from keep_sdk.model import HandlerPhase, OperationKind
+from keep_sdk.sandbox import PhaseRequest, ProcessIsolation, run_phase
+
+SOURCE = """
+export default Keep.workflow({
+  producers: { poll: { handler: async (ctx, state) => {
+    let n = 0;
+    for (let i = 0; i < CALLS; i++) n += (await ctx.gmail.search({ i })).i;
+    return { n, seen: (state || {}).seen || 0 };
+  } } },
+});
+"""
+
+MANIFEST = Manifest(
+    connectors=[
+        ConnectorManifest(
+            name="gmail",
+            operations=[
+                OperationManifest(
+                    name="search",
+                    kind=OperationKind.READ,
+                    permission="gmail.read",
+                    arguments={"type": "object"},
+                )
+            ],
+        )
+    ]
+)
+
+
+class EchoHost:
+    def call(self, name: str, arguments: JsonValue) -> JsonValue:
+        return arguments
+
+
+def _request(calls: int) -> PhaseRequest:
+    return PhaseRequest(
+        source=SOURCE.replace("CALLS", str(calls)),
+        handler="poll",
+        phase=HandlerPhase.PRODUCER,
+        state={"seen": 1},
+        manifest=MANIFEST,
+    )
+
+
+def _bare(source: str) -> None:
+    context = quickjs.Context()
+    context.module(source)
+    while context.execute_pending_job():
+        pass
+
+
+def _time_us(action: Callable[[], object], inner: int) -> float:
+    started = time.perf_counter()
+    for _ in range(inner):
+        action()
+    return (time.perf_counter() - started) / inner * 1e6
+
+
+def _rounds(
+    actions: dict[str, tuple[Callable[[], object], int]], rounds: int
+) -> dict[str, list[float]]:
+    """Time every action once per round, interleaved, so that all see the same load."""
+    samples: dict[str, list[float]] = {name: [] for name in actions}
+    for _ in range(rounds):
+        for name, (action, inner) in actions.items():
+            samples[name].append(_time_us(action, inner))
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    options = parser.parse_args()
+    rounds, inner = (5, 20) if options.quick else (15, 40)
+    host = EchoHost()
+    empty, busy = _request(0), _request(200)
+    bare_source = empty.source.replace("Keep.workflow", "(d => d)")
+    run_phase(empty, host)
+
+    with ProcessIsolation(prestart=1) as pool:
+        pool.run(empty, host)
+        samples = _rounds(
+            {
+                "bare": (lambda: _bare(bare_source), inner),
+                "phase": (lambda: run_phase(empty, host), inner),
+                "calls": (lambda: run_phase(busy, host), max(inner // 10, 2)),
+                "pooled": (lambda: pool.run(empty, host), max(inner // 4, 2)),
+                "pooled_calls": (lambda: pool.run(busy, host), 2),
+            },
+            rounds,
+        )
+    with ProcessIsolation(reuse=False) as fresh_isolation:
+        fresh = min(_time_us(lambda: fresh_isolation.run(empty, host), 1) for _ in range(3))
+
+    best = {name: min(values) for name, values in samples.items()}
+    middle = {name: statistics.median(values) for name, values in samples.items()}
+    bare, phase = best["bare"], best["phase"]
+    overhead = phase - bare
+    round_trip = (best["calls"] - phase) / 200
+    pooled_trip = (best["pooled_calls"] - best["pooled"]) / 200
+    rows = [
+        ("bare Context() + module + jobs (baseline)", bare, middle["bare"], ""),
+        ("in-process phase (run_phase)", phase, middle["phase"], f"overhead {overhead:.0f} us"),
+        (
+            "in-process host call round trip",
+            round_trip,
+            (middle["calls"] - middle["phase"]) / 200,
+            "",
+        ),
+        ("pooled worker phase (ProcessIsolation)", best["pooled"], middle["pooled"], ""),
+        (
+            "pooled worker host call round trip",
+            pooled_trip,
+            (middle["pooled_calls"] - middle["pooled"]) / 200,
+            "",
+        ),
+        ("fresh worker per phase (reuse=False)", fresh, fresh, ""),
+    ]
+    print(f"{rounds} interleaved rounds; 'best' is the fastest round, 'median' the middle one")
+    print(f"{'measurement':<44}{'best us':>10}{'median us':>11}{'x baseline':>12}  note")
+    for name, value, median, note in rows:
+        print(f"{name:<44}{value:>10.1f}{median:>11.1f}{value / bare:>12.2f}  {note}")
+    print()
+    print(f"target: phase overhead <= 1000 us -> {'met' if overhead <= 1000 else 'MISSED'}")
+    print(f"target: host call <= 30 us -> {'met' if round_trip <= 30 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""Host-side checks of the arguments a script passed to a ctx call.
+
+The script's stub serialized its arguments at call time; here they are a parsed
+JSON list. Each function returns the arguments the host interface receives, or
+raises a `LogicError` (`InvalidArguments` for a malformed call).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+from pydantic import JsonValue, ValidationError
+
+from keep_sdk.connectors.manifest import OperationManifest
+from keep_sdk.errors import InvalidArguments, LogicError
+from keep_sdk.model import HostPolicy, PublishRequest, explain_validation_error
+
+__all__ = ["connector_arguments", "json_depth", "topic_arguments"]
+
+
+def json_depth(value: JsonValue, limit: int, *, text: str | None = None) -> int:
+    """Nesting depth of `value` (a scalar is 0), counting no further than ``limit + 1``.
+
+    `text`, the JSON of `value` if the caller has it, allows a fast answer: a value
+    with at most `limit` brackets cannot nest deeper than `limit`.
+    """
+    if text is not None and text.count("[") + text.count("{") <= limit:
+        return 0
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        stack.extend((child, depth) for child in children)
+    return deepest
+
+
+@lru_cache(maxsize=256)
+def _validator(schema_text: str) -> Any:
+    schema = json.loads(schema_text)
+    validator_class = jsonschema.validators.validator_for(schema)
+    return validator_class(schema)
+
+
+def _path(parts: Any) -> str:
+    return ".".join(str(part) for part in parts) or "(value)"
+
+
+def _one_object(name: str, args: list[JsonValue]) -> dict[str, JsonValue]:
+    if not args or args[0] is None:
+        return {}
+    first = args[0]
+    if not isinstance(first, dict):
+        raise InvalidArguments(
+            f"ctx.{name} takes one object argument, got {type(first).__name__}",
+            problems=[f"ctx.{name}: pass one object, e.g. ctx.{name}({{...}})"],
+        )
+    return first
+
+
+def connector_arguments(
+    name: str, op: OperationManifest, args: list[JsonValue], *, validate: bool
+) -> dict[str, JsonValue]:
+    """The one object argument of a connector call, checked against its JSON Schema.
+
+    Reads are validated by the connector itself (`validate=False`); mutations are
+    validated here because the sandbox returns them to the runtime unexecuted.
+    """
+    argument = _one_object(name, args)
+    if validate:
+        validator = _validator(json.dumps(op.arguments, sort_keys=True))
+        problems = [
+            f"arguments of ctx.{name}: `{_path(error.absolute_path)}`: {error.message}"
+            for error in sorted(validator.iter_errors(argument), key=lambda e: list(e.path))
+        ]
+        if problems:
+            raise InvalidArguments(
+                f"invalid arguments for ctx.{name}: " + "; ".join(problems), problems=problems
+            )
+    return argument
+
+
+def _topic(name: str, args: list[JsonValue], allowed: tuple[str, ...], verb: str) -> str:
+    topic = args[0] if args else None
+    if not isinstance(topic, str):
+        raise InvalidArguments(
+            f"ctx.{name} needs a topic name as its first argument",
+            problems=[f"ctx.{name}: first argument must be a topic name string"],
+        )
+    if topic not in allowed:
+        scope = ", ".join(allowed) or "none"
+        raise LogicError(
+            f"ctx.{name}: this handler may not {verb} topic {topic!r}; it may {verb}: {scope}"
+        )
+    return topic
+
+
+def topic_arguments(
+    name: str,
+    args: list[JsonValue],
+    *,
+    subscribed: tuple[str, ...],
+    publishable: tuple[str, ...],
+    policy: HostPolicy,
+) -> dict[str, JsonValue]:
+    """The host-interface arguments of ``peek``, ``getByIds`` or ``publish``."""
+    if name == "peek":
+        topic = _topic(name, args, subscribed, "read")
+        options = args[1] if len(args) > 1 and args[1] is not None else {}
+        if not isinstance(options, dict):
+            raise InvalidArguments("ctx.peek options must be an object like {limit: 10}")
+        limit = options.get("limit", policy.peek_default_limit)
+        if isinstance(limit, bool) or not isinstance(limit, int | float) or limit < 1:
+            raise InvalidArguments(f"ctx.peek limit must be a positive number, got {limit!r}")
+        return {"topic": topic, "limit": min(int(limit), policy.peek_max_limit)}
+    if name == "getByIds":
+        topic = _topic(name, args, subscribed, "read")
+        ids = args[1] if len(args) > 1 else None
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise InvalidArguments(
+                "ctx.getByIds needs a list of messageId strings as its second argument"
+            )
+        return {"topic": topic, "ids": list(ids)}
+    topic = _topic(name, args, publishable, "publish to")
+    event = args[1] if len(args) > 1 else None
+    try:
+        request = PublishRequest.model_validate(event)
+    except ValidationError as exc:
+        problems = explain_validation_error(exc, subject="ctx.publish event")
+        raise InvalidArguments("; ".join(problems), problems=problems) from None
+    return {
+        "topic": topic,
+        "event": request.model_dump(mode="json", by_alias=True, exclude_none=True),
+    }

@@ -1,0 +1,550 @@
+// The sandbox prelude. Evaluated as a global script in a fresh context before any
+// workflow code; its completion value is `boot`, which the host calls once with the
+// phase configuration (a JSON string). `boot` hardens the realm, installs `Keep` and
+// `console`, and returns `dispatch`, the only way the host talks to the context.
+//
+// The host loads this file as ONE line (comment lines dropped, lines joined) behind a
+// long run of spaces, so every prelude frame in a stack trace reads `<input>:1:<big
+// column>` and cannot be mistaken for a line of the workflow script: keep every
+// statement terminated by a semicolon and use no `//` outside whole-line comments.
+//
+// Contract with the host (keep_sdk/sandbox/engine.py):
+// - every dispatch op catches everything and returns a flat primitive string;
+// - the outbox is a string of lines, each one JSON array:
+//     [id, "name", [args...], "stack"]               a ctx call (args serialized at call time)
+//     ["log", "level", "text"]                       console output
+//     ["!", "limit", "detail"]                       a limit the script hit (host is authority)
+//     ["late", "name", "stack"]                      a ctx call refused after the mutation call
+//     ["done", value] / ["fail", {name, message, stack}]   the handler settled
+// - the prelude relies only on functions captured here, before user code runs.
+(function keepPrelude() {
+  "use strict";
+  const G = globalThis;
+  const ObjectC = Object;
+  const freeze = ObjectC.freeze;
+  const isFrozen = ObjectC.isFrozen;
+  const defineProperty = ObjectC.defineProperty;
+  const getOwnPropertyNames = ObjectC.getOwnPropertyNames;
+  const getOwnPropertyDescriptor = ObjectC.getOwnPropertyDescriptor;
+  const getPrototypeOf = ObjectC.getPrototypeOf;
+  const create = ObjectC.create;
+  const hasOwn = ObjectC.hasOwn;
+  const apply = Reflect.apply;
+  const construct = Reflect.construct;
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const PromiseC = Promise;
+  const then = PromiseC.prototype.then;
+  const StringC = String;
+  const strSlice = StringC.prototype.slice;
+  const ErrorC = Error;
+  const TypeErrorC = TypeError;
+  const RangeErrorC = RangeError;
+  const EvalErrorC = EvalError;
+  const errorStackGetter = getOwnPropertyDescriptor(ErrorC.prototype, "stack").get;
+  const OriginalDate = Date;
+  const dateToString = OriginalDate.prototype.toString;
+
+  function flat(text) {
+    return apply(strSlice, text, [0]);
+  }
+
+  function cut(text, limit) {
+    return text.length > limit ? flat(apply(strSlice, text, [0, limit])) + "…" : flat(text);
+  }
+
+  return function boot(configText) {
+    const config = parse(configText);
+    const pending = create(null);
+    let outbox = "";
+    let nextId = 1;
+    let calls = 0;
+    let terminal = false;
+    let settled = false;
+    let logChars = 0;
+    let logClosed = false;
+    let defined = false;
+    let definition;
+
+    function emit(line) {
+      outbox = outbox + line + "\n";
+    }
+
+    function flag(limit, detail) {
+      emit('["!",' + stringify(limit) + "," + stringify(detail) + "]");
+    }
+
+    function stackOf(error) {
+      let stack;
+      try {
+        stack = apply(errorStackGetter, error, []);
+      } catch (ignored) {
+        stack = undefined;
+      }
+      if (typeof stack !== "string") {
+        try {
+          stack = error.stack;
+        } catch (ignored) {
+          stack = undefined;
+        }
+      }
+      return typeof stack === "string" ? stack : "";
+    }
+
+    function describe(thrown) {
+      const kind = typeof thrown;
+      let name = "Error";
+      let message = "";
+      let stack = "";
+      let value = "error";
+      if (thrown !== null && (kind === "object" || kind === "function")) {
+        let readName;
+        let readMessage;
+        try {
+          readName = thrown.name;
+        } catch (ignored) {
+          readName = undefined;
+        }
+        try {
+          readMessage = thrown.message;
+        } catch (ignored) {
+          readMessage = undefined;
+        }
+        if (typeof readName === "string") name = readName;
+        if (typeof readMessage === "string") message = readMessage;
+        else value = "object";
+        stack = stackOf(thrown);
+      } else if (thrown === null) {
+        value = "null";
+      } else if (kind === "string") {
+        value = "string";
+        message = thrown;
+      } else if (kind === "symbol") {
+        value = "symbol";
+      } else {
+        value = kind;
+        message = StringC(thrown);
+      }
+      return (
+        '{"name":' +
+        stringify(cut(name, 200)) +
+        ',"message":' +
+        stringify(cut(message, 2000)) +
+        ',"stack":' +
+        stringify(cut(stack, 4000)) +
+        ',"value":' +
+        stringify(value) +
+        "}"
+      );
+    }
+
+    function finishValue(value) {
+      if (settled) return;
+      settled = true;
+      let text;
+      try {
+        text = value === undefined ? undefined : stringify(value);
+        if (value !== undefined && text === undefined) {
+          emit('["fail",' + describe(new TypeErrorC("the handler returned a value that is not JSON (" + typeof value + ")")) + "]");
+          return;
+        }
+      } catch (error) {
+        emit('["fail",' + describe(error) + "]");
+        return;
+      }
+      emit(text === undefined ? '["done"]' : '["done",' + text + "]");
+    }
+
+    function finishError(error) {
+      if (settled) return;
+      settled = true;
+      emit('["fail",' + describe(error) + "]");
+    }
+
+    function encodeArgument(value, name) {
+      let text;
+      try {
+        text = stringify(value);
+      } catch (error) {
+        let reason = "it cannot be serialized";
+        try {
+          const read = error.message;
+          if (typeof read === "string") reason = read;
+        } catch (ignored) {
+          reason = "it cannot be serialized";
+        }
+        throw new TypeErrorC("the arguments of ctx." + name + " are not JSON: " + reason);
+      }
+      return text === undefined ? "null" : text;
+    }
+
+    function request(name, argumentList, mutation) {
+      if (terminal) {
+        const late = new ErrorC("ctx." + name + " was called after the mutation call; the mutation is terminal and nothing runs after it");
+        emit('["late",' + stringify(name) + "," + stringify(cut(apply(errorStackGetter, late, []), 1000)) + "]");
+        throw late;
+      }
+      calls = calls + 1;
+      if (calls > config.maxCalls) {
+        if (calls === config.maxCalls + 1) flag("host_calls", "more than " + config.maxCalls + " ctx calls");
+        throw new RangeErrorC("too many ctx calls: at most " + config.maxCalls + " per phase");
+      }
+      let encoded = "[";
+      for (let i = 0; i < argumentList.length; i++) {
+        encoded = encoded + (i === 0 ? "" : ",") + encodeArgument(argumentList[i], name);
+      }
+      encoded = encoded + "]";
+      if (encoded.length > config.maxValueChars) {
+        flag("value_size", "the arguments of ctx." + name + " are " + encoded.length + " characters of JSON");
+        throw new RangeErrorC("the arguments of ctx." + name + " exceed " + config.maxValueChars + " characters of JSON");
+      }
+      const probe = new ErrorC();
+      const site = cut(apply(errorStackGetter, probe, []), 1000);
+      const id = nextId;
+      nextId = id + 1;
+      let settle;
+      const promise = new PromiseC(function (resolve) {
+        settle = resolve;
+      });
+      pending[id] = settle;
+      if (mutation) terminal = true;
+      emit("[" + id + "," + stringify(name) + "," + encoded + "," + stringify(site) + "]");
+      return promise;
+    }
+
+    function stub(name, operation, mutation, arity) {
+      const fn = function () {
+        if (arguments.length > arity) {
+          throw new TypeErrorC("ctx." + name + " takes at most " + arity + " argument" + (arity === 1 ? "" : "s"));
+        }
+        const list = [];
+        for (let i = 0; i < arguments.length; i++) list[i] = arguments[i];
+        return request(name, list, mutation);
+      };
+      defineProperty(fn, "name", { value: operation });
+      return freeze(fn);
+    }
+
+    function buildCtx() {
+      const ctx = {};
+      const connectors = create(null);
+      const ops = config.operations;
+      for (let i = 0; i < ops.length; i++) {
+        const op = ops[i];
+        let target = connectors[op.connector];
+        if (target === undefined) {
+          target = {};
+          connectors[op.connector] = target;
+          ctx[op.connector] = target;
+        }
+        target[op.operation] = stub(op.connector + "." + op.operation, op.operation, op.mutation, 1);
+      }
+      const topics = config.topicOperations;
+      for (let i = 0; i < topics.length; i++) {
+        ctx[topics[i]] = stub(topics[i], topics[i], false, 2);
+      }
+      const names = getOwnPropertyNames(connectors);
+      for (let i = 0; i < names.length; i++) freeze(connectors[names[i]]);
+      return freeze(ctx);
+    }
+
+    function show(value) {
+      const kind = typeof value;
+      if (kind === "string") return value;
+      if (kind === "function") return "[function]";
+      if (kind === "symbol") return "[symbol]";
+      if (kind !== "object" || value === null) return StringC(value);
+      try {
+        if (value instanceof ErrorC) {
+          const name = value.name;
+          const message = value.message;
+          return (typeof name === "string" ? name : "Error") + ": " + (typeof message === "string" ? message : "");
+        }
+        const text = stringify(value);
+        return text === undefined ? "[object]" : text;
+      } catch (ignored) {
+        return "[unserializable object]";
+      }
+    }
+
+    function log(level, argumentList) {
+      if (logClosed) return;
+      let text = "";
+      for (let i = 0; i < argumentList.length; i++) {
+        text = text + (i === 0 ? "" : " ") + show(argumentList[i]);
+        if (text.length > config.maxLineChars) break;
+      }
+      text = cut(text, config.maxLineChars);
+      logChars = logChars + text.length;
+      if (logChars > config.maxLogChars) {
+        logClosed = true;
+        emit('["log","warn",' + stringify("[console output truncated at " + config.maxLogChars + " characters]") + "]");
+        return;
+      }
+      emit('["log",' + stringify(level) + "," + stringify(text) + "]");
+    }
+
+    function consoleMethod(level) {
+      const fn = function () {
+        const list = [];
+        for (let i = 0; i < arguments.length; i++) list[i] = arguments[i];
+        log(level, list);
+      };
+      defineProperty(fn, "name", { value: level });
+      return fn;
+    }
+
+    function locate(handler, phase) {
+      if (!defined) {
+        throw new ErrorC("the script never called Keep.workflow(...); it must `export default Keep.workflow({...})`");
+      }
+      if (phase === "producer") {
+        const producers = definition.producers;
+        const producer = producers !== null && typeof producers === "object" && hasOwn(producers, handler) ? producers[handler] : undefined;
+        if (typeof producer === "function") return [producer, undefined];
+        if (producer !== null && typeof producer === "object" && typeof producer.handler === "function") {
+          return [producer.handler, producer];
+        }
+        throw new ErrorC("the workflow has no producer " + stringify(handler) + " with a handler function");
+      }
+      const consumers = definition.consumers;
+      const consumer = consumers !== null && typeof consumers === "object" && hasOwn(consumers, handler) ? consumers[handler] : undefined;
+      if (consumer === null || typeof consumer !== "object") {
+        throw new ErrorC("the workflow has no consumer " + stringify(handler));
+      }
+      const fn = consumer[phase];
+      if (typeof fn !== "function") {
+        throw new ErrorC("consumer " + stringify(handler) + " has no " + phase + " function");
+      }
+      return [fn, consumer];
+    }
+
+    function begin(handler, phase, argumentList) {
+      try {
+        const found = locate(handler, phase);
+        const callArguments = [buildCtx()];
+        for (let i = 0; i < argumentList.length; i++) callArguments[i + 1] = argumentList[i];
+        const returned = apply(found[0], found[1], callArguments);
+        const outcome = new PromiseC(function (resolve) {
+          resolve(returned);
+        });
+        apply(then, outcome, [finishValue, finishError]);
+      } catch (error) {
+        finishError(error);
+      }
+    }
+
+    function taming(proto, key, value) {
+      return {
+        get: function () {
+          return value;
+        },
+        set: function (next) {
+          if (this === proto) throw new TypeErrorC("cannot assign to read only property '" + key + "' of a built-in prototype");
+          defineProperty(this, key, { value: next, writable: true, enumerable: true, configurable: true });
+        },
+        enumerable: false,
+        configurable: false,
+      };
+    }
+
+    const tamedKeys = ["constructor", "name", "message", "toString", "valueOf", "toLocaleString", "toJSON"];
+
+    function harden(target) {
+      if (target === null || (typeof target !== "object" && typeof target !== "function") || isFrozen(target)) return;
+      for (let i = 0; i < tamedKeys.length; i++) {
+        const key = tamedKeys[i];
+        const descriptor = getOwnPropertyDescriptor(target, key);
+        if (descriptor !== undefined && descriptor.writable === true && descriptor.configurable === true) {
+          defineProperty(target, key, taming(target, key, descriptor.value));
+        }
+      }
+      freeze(target);
+    }
+
+    function disableCodeGeneration() {
+      const prototypes = [
+        getPrototypeOf(function () {}),
+        getPrototypeOf(async function () {}),
+        getPrototypeOf(function* () {}),
+        getPrototypeOf(async function* () {}),
+      ];
+      let first;
+      for (let i = 0; i < prototypes.length; i++) {
+        const blocked = function Function() {
+          throw new EvalErrorC("code generation from strings is disabled in workflow scripts");
+        };
+        blocked.prototype = prototypes[i];
+        freeze(blocked);
+        defineProperty(prototypes[i], "constructor", { value: blocked, writable: false, enumerable: false, configurable: false });
+        if (first === undefined) first = blocked;
+      }
+      defineProperty(G, "Function", { value: first, writable: true, enumerable: false, configurable: true });
+      delete G.eval;
+      return prototypes;
+    }
+
+    function installDeterminism(clock, seed) {
+      const fixed = clock;
+      const FixedDate = function Date() {
+        const list = [];
+        for (let i = 0; i < arguments.length; i++) list[i] = arguments[i];
+        if (new.target === undefined) return apply(dateToString, new OriginalDate(fixed), []);
+        if (list.length === 0) return construct(OriginalDate, [fixed], new.target);
+        return construct(OriginalDate, list, new.target);
+      };
+      FixedDate.prototype = OriginalDate.prototype;
+      FixedDate.now = function now() {
+        return fixed;
+      };
+      FixedDate.parse = OriginalDate.parse;
+      FixedDate.UTC = OriginalDate.UTC;
+      defineProperty(OriginalDate.prototype, "constructor", { value: FixedDate, writable: true, enumerable: false, configurable: true });
+      defineProperty(G, "Date", { value: FixedDate, writable: true, enumerable: false, configurable: true });
+      let a = seed >>> 0;
+      let b = 0x9e3779b9;
+      let c = 0x243f6a88;
+      let d = 0xb7e15162;
+      const random = function random() {
+        const t = (a + b) | 0;
+        a = b ^ (b >>> 9);
+        b = (c + (c << 3)) | 0;
+        c = (c << 21) | (c >>> 11);
+        d = (d + 1) | 0;
+        const r = (t + d) | 0;
+        c = (c + r) | 0;
+        return (r >>> 0) / 4294967296;
+      };
+      for (let i = 0; i < 16; i++) random();
+      defineProperty(Math, "random", { value: random, writable: true, enumerable: false, configurable: true });
+      const performance = freeze({
+        now: function now() {
+          return 0;
+        },
+        timeOrigin: fixed,
+      });
+      defineProperty(G, "performance", { value: performance, writable: true, enumerable: false, configurable: true });
+      return FixedDate;
+    }
+
+    const functionPrototypes = disableCodeGeneration();
+    const DateC = config.clock === null ? OriginalDate : installDeterminism(config.clock, config.seed);
+
+    delete G.FinalizationRegistry;
+    delete G.WeakRef;
+    delete G.SharedArrayBuffer;
+    delete G.Atomics;
+    defineProperty(ErrorC, "prepareStackTrace", { value: undefined, writable: false, enumerable: false, configurable: false });
+    defineProperty(ErrorC, "stackTraceLimit", { value: 6, writable: false, enumerable: false, configurable: false });
+
+    const resolvedPromise = new PromiseC(function (resolve) {
+      resolve(undefined);
+    });
+    const queueMicrotask = function queueMicrotask(callback) {
+      if (typeof callback !== "function") throw new TypeErrorC("queueMicrotask expects a function");
+      apply(then, resolvedPromise, [
+        function () {
+          try {
+            callback();
+          } catch (error) {
+            log("error", ["uncaught error in a queueMicrotask callback:", error]);
+          }
+        },
+      ]);
+    };
+    defineProperty(G, "queueMicrotask", { value: queueMicrotask, writable: true, enumerable: false, configurable: true });
+
+    const consoleObject = freeze({
+      log: consoleMethod("log"),
+      info: consoleMethod("info"),
+      debug: consoleMethod("debug"),
+      warn: consoleMethod("warn"),
+      error: consoleMethod("error"),
+    });
+    defineProperty(G, "console", { value: consoleObject, writable: false, enumerable: false, configurable: false });
+
+    const Keep = freeze({
+      workflow: function workflow(def) {
+        if (defined) throw new ErrorC("Keep.workflow() was called more than once; a script declares exactly one workflow");
+        if (def === null || typeof def !== "object") throw new TypeErrorC("Keep.workflow() expects an object");
+        defined = true;
+        definition = def;
+        return def;
+      },
+      consumer: function consumer(def) {
+        if (def === null || typeof def !== "object") throw new TypeErrorC("Keep.consumer() expects an object");
+        return def;
+      },
+    });
+    defineProperty(G, "Keep", { value: Keep, writable: false, enumerable: false, configurable: false });
+
+    const hardened = [
+      ObjectC,
+      ObjectC.prototype,
+      Array,
+      Array.prototype,
+      PromiseC,
+      PromiseC.prototype,
+      JSON,
+      Reflect,
+      Math,
+      DateC,
+      OriginalDate.prototype,
+      ErrorC,
+      ErrorC.prototype,
+      TypeErrorC,
+      TypeErrorC.prototype,
+      RangeErrorC,
+      RangeErrorC.prototype,
+      EvalErrorC,
+      EvalErrorC.prototype,
+      SyntaxError,
+      SyntaxError.prototype,
+      ReferenceError,
+      ReferenceError.prototype,
+      URIError,
+      URIError.prototype,
+      AggregateError,
+      AggregateError.prototype,
+      InternalError,
+      InternalError.prototype,
+      StringC.prototype,
+    ];
+    for (let i = 0; i < functionPrototypes.length; i++) harden(functionPrototypes[i]);
+    for (let i = 0; i < hardened.length; i++) harden(hardened[i]);
+
+    return function dispatch(op, first, second, third, fourth) {
+      try {
+        if (op === "drain") {
+          const text = flat(outbox);
+          outbox = "";
+          return text;
+        }
+        if (op === "settle") {
+          const resolve = pending[first];
+          if (resolve === undefined) return "unknown";
+          delete pending[first];
+          resolve(parse(second));
+          return "";
+        }
+        if (op === "run") {
+          const argumentList = parse(fourth);
+          apply(then, first, [
+            function () {
+              begin(second, third, argumentList);
+            },
+            finishError,
+          ]);
+          return "";
+        }
+        return "unknown";
+      } catch (error) {
+        try {
+          return "error:" + describe(error);
+        } catch (ignored) {
+          return "error";
+        }
+      }
+    };
+  };
+})();

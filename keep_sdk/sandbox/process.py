@@ -1,0 +1,284 @@
+"""Process isolation: each phase runs in a worker process that can be killed.
+
+A worker survives nothing: a hang the in-process deadline somehow missed, an
+engine crash (SIGSEGV) or a runaway allocation ends with the worker killed or
+dead, and the parent returns an outcome. Host calls are relayed to the parent,
+which performs them with the runtime's host interface, so the worker holds no
+store, connector or credential.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Final
+
+from pydantic import JsonValue
+
+from keep_sdk.errors import InternalError
+from keep_sdk.sandbox.failures import outcome_for_host_error
+from keep_sdk.sandbox.host import HostInterface
+from keep_sdk.sandbox.outcome import (
+    HostCall,
+    InternalFailure,
+    Limit,
+    LimitFailure,
+    Outcome,
+    PhaseRequest,
+    PhaseResult,
+    Trace,
+)
+
+__all__ = ["ProcessIsolation"]
+
+_DEFAULT_ADDRESS_SPACE: Final = 2 * 1024 * 1024 * 1024
+_READY_TIMEOUT_S: Final = 30.0
+
+
+class _WorkerGone(Exception):
+    """The worker died, stopped answering in time, or broke the protocol."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(getattr(outcome, "message", outcome.kind))
+        self.outcome = outcome
+
+
+class _Worker:
+    def __init__(self, address_space_bytes: int) -> None:
+        environment = dict(os.environ)
+        environment["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "keep_sdk.sandbox.worker", str(address_space_bytes)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=environment,
+            close_fds=True,
+        )
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self._stdin = self.process.stdin
+        self._fd = self.process.stdout.fileno()
+        self._buffer = b""
+        self.runs = 0
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        data = message if isinstance(message, bytes) else json.dumps(message).encode()
+        try:
+            self._stdin.write(data + b"\n")
+            self._stdin.flush()
+        except OSError as exc:
+            raise _WorkerGone(self._death(f"the sandbox worker stopped reading: {exc}")) from None
+
+    def receive(self, deadline: float, wall_time_s: float) -> dict[str, Any]:
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise _WorkerGone(
+                    LimitFailure(
+                        limit=Limit.WALL_TIME,
+                        message="the phase ran longer than its wall-clock limit of "
+                        f"{wall_time_s} s; the sandbox worker was killed",
+                    )
+                )
+            ready, _, _ = select.select([self._fd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                raise _WorkerGone(self._death("the sandbox worker died"))
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            message: dict[str, Any] = json.loads(line)
+        except ValueError:
+            self.kill()
+            raise _WorkerGone(
+                InternalFailure(message="the sandbox worker broke the protocol")
+            ) from None
+        return message
+
+    def _death(self, what: str) -> InternalFailure:
+        self.kill()
+        code = self.process.returncode
+        if code is not None and code < 0:
+            what += f" (signal {-code})"
+        elif code is not None:
+            what += f" (exit status {code})"
+        return InternalFailure(message=what)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+class ProcessIsolation:
+    """Runs phases in worker processes killed on a wall-clock deadline.
+
+    With `reuse` (the default) a finished worker goes back to a pool and serves the
+    next phase (each phase still gets a fresh QuickJS context); a worker that was
+    killed, died, failed internally or served `max_runs` phases is replaced. With
+    ``reuse=False`` every phase gets a new process. `grace_s` is added to the
+    phase's wall-clock limit before the kill. The address space of a worker is
+    capped at `address_space_bytes` (RLIMIT_AS). `prestart` workers are started at
+    once (`InternalError` if they cannot start). Thread-safe; `close` kills the idle
+    workers.
+    """
+
+    def __init__(
+        self,
+        *,
+        reuse: bool = True,
+        max_runs: int = 500,
+        grace_s: float = 1.0,
+        address_space_bytes: int = _DEFAULT_ADDRESS_SPACE,
+        prestart: int = 0,
+    ) -> None:
+        self.reuse = reuse
+        self.max_runs = max_runs
+        self.grace_s = grace_s
+        self.address_space_bytes = address_space_bytes
+        self._idle: list[_Worker] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        try:
+            for _ in range(prestart):
+                self._idle.append(self._start())
+        except (_WorkerGone, OSError) as exc:
+            self.close()
+            raise InternalError(f"could not start a sandbox worker: {exc}") from None
+
+    def __enter__(self) -> ProcessIsolation:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Kill every idle worker; runs in progress finish and then kill theirs."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.kill()
+
+    def _start(self) -> _Worker:
+        worker = _Worker(self.address_space_bytes)
+        message = worker.receive(time.monotonic() + _READY_TIMEOUT_S, _READY_TIMEOUT_S)
+        if message.get("type") != "ready":
+            worker.kill()
+            raise _WorkerGone(InternalFailure(message="the sandbox worker did not start"))
+        return worker
+
+    def _take(self) -> _Worker:
+        with self._lock:
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.alive():
+                    return worker
+                worker.kill()
+        return self._start()
+
+    def _give_back(self, worker: _Worker, outcome: Outcome) -> None:
+        reusable = (
+            self.reuse
+            and not self._closed
+            and worker.runs < self.max_runs
+            and not isinstance(outcome, InternalFailure)
+            and worker.alive()
+        )
+        if reusable:
+            with self._lock:
+                self._idle.append(worker)
+        else:
+            worker.kill()
+
+    def run(self, request: PhaseRequest, host: HostInterface) -> PhaseResult:
+        """Run one phase in a worker; never raises. Host calls run here, in the caller's thread."""
+        started = time.monotonic()
+        wall = request.policy.sandbox.wall_time_s
+        deadline = started + wall + self.grace_s
+        calls: list[HostCall] = []
+        try:
+            worker = self._take()
+        except _WorkerGone as gone:
+            return PhaseResult(outcome=gone.outcome, isolation="process")
+        except OSError as exc:
+            failure = InternalFailure(message=f"the sandbox worker could not start: {exc}")
+            return PhaseResult(outcome=failure, isolation="process")
+        worker.runs += 1
+        try:
+            worker.send({"type": "run", "request": request.model_dump(mode="json")})
+            while True:
+                message = worker.receive(deadline, wall)
+                if message.get("type") == "done":
+                    result = PhaseResult.model_validate(message["result"])
+                    self._give_back(worker, result.outcome)
+                    return result
+                if message.get("type") != "call":
+                    raise _WorkerGone(
+                        InternalFailure(message="the sandbox worker broke the protocol")
+                    )
+                worker.send(self._relay(host, message["name"], message.get("arguments"), calls))
+        except _WorkerGone as gone:
+            worker.kill()
+            trace = Trace(calls=calls, wall_time_s=time.monotonic() - started)
+            return PhaseResult(outcome=gone.outcome, trace=trace, isolation="process")
+
+    @staticmethod
+    def _relay(
+        host: HostInterface, name: str, arguments: JsonValue, calls: list[HostCall]
+    ) -> bytes:
+        started = time.perf_counter()
+        try:
+            value = host.call(name, arguments)
+        except Exception as exc:
+            outcome = outcome_for_host_error(exc, name)
+            calls.append(
+                HostCall(
+                    name=name,
+                    arguments=arguments,
+                    status="failed",
+                    error=str(exc),
+                    duration_s=time.perf_counter() - started,
+                )
+            )
+            return _failed(outcome)
+        calls.append(
+            HostCall(
+                name=name,
+                arguments=arguments,
+                status="ok",
+                result=value,
+                duration_s=time.perf_counter() - started,
+            )
+        )
+        try:
+            return json.dumps(
+                {"type": "result", "ok": True, "value": value}, allow_nan=False
+            ).encode()
+        except (TypeError, ValueError, RecursionError) as exc:
+            return _failed(
+                InternalFailure(message=f"ctx.{name} returned a value that is not JSON: {exc}")
+            )
+
+
+def _failed(outcome: Outcome) -> bytes:
+    return json.dumps(
+        {"type": "result", "ok": False, "outcome": outcome.model_dump(mode="json")}
+    ).encode()

@@ -1,0 +1,180 @@
+"""`validate`: parse, analyse, run every registered rule, and collect a `Report`."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from keep_sdk.connectors.manifest import Manifest
+from keep_sdk.model import HostPolicy
+from keep_sdk.validator.diagnostics import Diagnostic, Report
+from keep_sdk.validator.extract import extract_workflow
+from keep_sdk.validator.facts import Analysis
+from keep_sdk.validator.globals_scan import scan_globals
+from keep_sdk.validator.rule import Finding, Rule
+from keep_sdk.validator.scope import module_scope
+from keep_sdk.validator.source import SourceText
+from keep_sdk.validator.syntax import engine_errors, parser_errors
+from keep_sdk.validator.trusted import trusted
+from keep_sdk.validator.walker import walk_handlers
+
+if TYPE_CHECKING:
+    from keep_sdk.plugins import KeepPlugins
+
+__all__ = ["analyze", "validate"]
+
+
+def analyze(
+    source: str,
+    *,
+    connectors: Manifest | None = None,
+    policy: HostPolicy | None = None,
+    filename: str | None = None,
+) -> Analysis:
+    """Parse `source` and collect every fact the rules read (see `Analysis`).
+
+    When the script has syntax errors only those are collected.
+    """
+    if connectors is None:
+        from keep_sdk.connectors import builtin_manifest
+
+        connectors = builtin_manifest()
+    text = SourceText.parse(source)
+    analysis = Analysis(
+        source=text,
+        connectors=connectors,
+        policy=policy if policy is not None else HostPolicy(),
+        filename=filename,
+    )
+    analysis.syntax = parser_errors(text) or engine_errors(text)
+    if analysis.syntax:
+        return analysis
+    module = module_scope(text.root, text.data)
+    extraction = extract_workflow(text, module, analysis.policy)
+    analysis.manifest = extraction.manifest
+    analysis.handlers = extraction.handlers
+    analysis.shape_problems = extraction.problems
+    analysis.topics = extraction.topics
+    analysis.declared_topics = extraction.declared_topics
+    scan_globals(analysis)
+    walk_handlers(analysis, module)
+    return analysis
+
+
+def validate(
+    source: str,
+    *,
+    connectors: Manifest | None = None,
+    policy: HostPolicy | None = None,
+    filename: str | None = None,
+    rules: Sequence[Rule] | None = None,
+    plugins: KeepPlugins | None = None,
+) -> Report:
+    """Check a workflow script statically and report every problem found.
+
+    `connectors` is what scripts may call (default: the built-in connectors);
+    `policy` decides what the host allows (``mutate_reads="by_id"`` permits
+    read-by-id operations in ``mutate``); `filename` is only echoed in the
+    report. The rules are `rules` if given, else those registered with the
+    plugins (`plugins`, default `keep_sdk.plugins.default_plugins()`).
+    Never raises for any input string: unreadable scripts get ``syntax-error``
+    diagnostics.
+    """
+    if rules is None:
+        if plugins is None:
+            from keep_sdk.plugins import default_plugins
+
+            plugins = default_plugins()
+        rules = plugins.rules()
+    with _collector_paused():
+        return _validate(source, connectors, policy, filename, rules)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while one script is validated.
+
+    Validation allocates many short-lived objects (tree nodes, scopes) and no
+    long-lived ones; letting generation-0 collections trigger full sweeps of
+    the host's heap in the middle of it costs more than the work itself.
+    Whatever cycles it leaves are collected once the collector runs again.
+    """
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _validate(
+    source: str,
+    connectors: Manifest | None,
+    policy: HostPolicy | None,
+    filename: str | None,
+    rules: Sequence[Rule],
+) -> Report:
+    analysis = analyze(source, connectors=connectors, policy=policy, filename=filename)
+    diagnostics: dict[tuple[object, ...], Diagnostic] = {}
+    for rule in rules:
+        for finding in rule.check(analysis):
+            diagnostic = _diagnostic(rule, finding, analysis)
+            key = (
+                diagnostic.rule,
+                diagnostic.line,
+                diagnostic.column,
+                diagnostic.end_line,
+                diagnostic.end_column,
+                diagnostic.message,
+            )
+            diagnostics.setdefault(key, diagnostic)
+    ordered = sorted(
+        diagnostics.values(), key=lambda d: (d.line, d.column, d.rule, d.end_line, d.end_column)
+    )
+    return trusted(
+        Report,
+        {
+            "format_version": 1,
+            "file": filename,
+            "diagnostics": ordered,
+            "workflow": analysis.manifest,
+        },
+    )
+
+
+def _diagnostic(rule: Rule, finding: Finding, analysis: Analysis) -> Diagnostic:
+    source = analysis.source
+    node = finding.node
+    if node is not None and finding.start_byte is None and source.ascii:
+        line, column = source.node_position(node)
+        end_line, end_column = source.node_position(node, end=True)
+    else:
+        start, end = finding.byte_range()
+        line, column = source.position(start)
+        end_line, end_column = source.position(max(start, end))
+    message, hint = rule.meta.render(finding.message_id, finding.arguments)
+    handler = finding.handler
+    if handler is None and finding.node is not None:
+        handler = analysis.handler_at(finding.node)
+    if (end_line, end_column) <= (line, column):
+        end_line, end_column = line, column + 1
+    return trusted(
+        Diagnostic,
+        {
+            "rule": rule.meta.id,
+            "severity": rule.meta.severity,
+            "message": message,
+            "hint": hint,
+            "file": analysis.filename,
+            "line": line,
+            "column": column,
+            "end_line": end_line,
+            "end_column": end_column,
+            "handler": handler.label if handler is not None else None,
+            "phase": handler.phase if handler is not None else None,
+        },
+    )

@@ -1,0 +1,239 @@
+"""The facts the analysis collects about a script; rules (built-in and plugins) read them.
+
+Every fact holds the tree-sitter node it is about. A fact found inside a
+module-level helper function called from a handler belongs to that handler's
+phase; `site` is then the call in the handler's own body that led there and
+`via` names the helpers followed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+import tree_sitter
+
+from keep_sdk.connectors.manifest import Manifest
+from keep_sdk.model import HandlerKind, HandlerPhase, HostPolicy, OperationKind
+from keep_sdk.validator.shape import ConsumerManifest, WorkflowManifest
+from keep_sdk.validator.source import SourceText
+
+__all__ = [
+    "Analysis",
+    "CapabilityCall",
+    "CodeAfterMutation",
+    "DynamicCapability",
+    "GlobalUse",
+    "GlobalUseKind",
+    "Handler",
+    "ShapeProblem",
+    "SharedStateAccess",
+    "SyntaxProblem",
+    "TopicUse",
+    "UnknownOperationUse",
+]
+
+Node = tree_sitter.Node
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Handler:
+    """One handler phase of the workflow: a function the sandbox runs on its own."""
+
+    kind: HandlerKind
+    name: str
+    phase: HandlerPhase
+    node: Node
+    consumer: ConsumerManifest | None = None
+    publishes: tuple[str, ...] | None = None
+
+    @property
+    def label(self) -> str:
+        """``producers.<name>`` or ``consumers.<name>.<phase>``."""
+        if self.kind is HandlerKind.PRODUCER:
+            return f"producers.{self.name}"
+        return f"consumers.{self.name}.{self.phase.value}"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CapabilityCall:
+    """A call through ``ctx``: a connector operation or ``publish``/``peek``/``getByIds``.
+
+    `target` reads as the script wrote it resolved through aliases:
+    ``gmail.send`` or ``publish``. `kind` is the operation's kind from the
+    connector manifest (None for ctx methods and unknown operations).
+    `after` is a mutation that may already have run when this call starts.
+    `result_use` is the node that uses the value the call returns, if any.
+    `detached` marks calls in functions that are created but never called
+    where the analysis could see (their flow facts are not collected).
+    """
+
+    handler: Handler
+    node: Node
+    site: Node
+    via: tuple[str, ...]
+    target: str
+    connector: str | None
+    operation: str | None
+    method: Literal["publish", "peek", "getByIds"] | None
+    kind: OperationKind | None
+    arguments: tuple[Node, ...]
+    in_loop: bool = False
+    in_callback: bool = False
+    in_try: bool = False
+    detached: bool = False
+    after: CapabilityCall | None = None
+    result_use: Node | None = None
+
+    @property
+    def is_mutation(self) -> bool:
+        """True for a connector mutation."""
+        return self.kind is OperationKind.MUTATION
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CodeAfterMutation:
+    """A statement (or callback) of `mutate` that can run after `mutation` was called."""
+
+    handler: Handler
+    node: Node
+    mutation: CapabilityCall
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DynamicCapability:
+    """A use of ``ctx`` (or a connector or operation from it) the analysis cannot follow.
+
+    `reason` is ``computed`` (``ctx[x]``), ``escapes`` (passed to unknown code,
+    stored in an object, spread), ``reassigned`` or ``rest`` (``...rest`` of ctx).
+    """
+
+    handler: Handler
+    node: Node
+    reason: Literal["computed", "escapes", "reassigned", "rest"]
+    what: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SharedStateAccess:
+    """A handler touching module-level state: `access` says how.
+
+    ``read``/``write`` of a module-level binding `name`; ``mutate`` of the
+    object a module-level binding holds; ``global-write`` to ``globalThis``;
+    ``implicit-global`` an assignment to an undeclared name.
+    """
+
+    handler: Handler
+    node: Node
+    name: str
+    access: Literal["read", "write", "mutate", "global-write", "implicit-global"]
+    declared_as: str | None = None
+
+
+class GlobalUseKind(StrEnum):
+    """Why a global is reported."""
+
+    FORBIDDEN = "forbidden"
+    UNAVAILABLE = "unavailable"
+    NONDETERMINISTIC = "nondeterministic"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GlobalUse:
+    """A use of a global the sandbox forbids or lacks, or of a nondeterministic source."""
+
+    node: Node
+    name: str
+    kind: GlobalUseKind
+    handler: Handler | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TopicUse:
+    """A topic named by the script: in a declaration or in a ctx call or reservation.
+
+    `topic` is None when the name is not a constant the analysis can read.
+    """
+
+    node: Node
+    topic: str | None
+    via: Literal["subscribe", "publishes", "publish", "peek", "getByIds", "reservation"]
+    handler: Handler | None = None
+    owner: str | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ShapeProblem:
+    """Something wrong with the shape of the workflow declaration."""
+
+    message_id: str
+    node: Node | None
+    arguments: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class UnknownOperationUse:
+    """``ctx.<connector>.<operation>`` that the connector manifest does not declare.
+
+    `operation` is None when ``ctx.<connector>`` itself is called.
+    `connector_known` tells whether the connector exists (and only the
+    operation is wrong).
+    """
+
+    handler: Handler
+    node: Node
+    connector: str
+    operation: str | None
+    connector_known: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SyntaxProblem:
+    """A syntax error: byte range and message."""
+
+    start_byte: int
+    end_byte: int
+    message: str
+    source: Literal["parser", "engine"] = "parser"
+
+
+@dataclass(eq=False)
+class Analysis:
+    """Everything known about one script. Rules read it; they never change it.
+
+    When `syntax` is not empty the script could not be read reliably and no
+    other fact is collected. `manifest` is None when the workflow's shape
+    could not be extracted (see `shape_problems`).
+    """
+
+    source: SourceText
+    connectors: Manifest
+    policy: HostPolicy
+    filename: str | None = None
+    syntax: list[SyntaxProblem] = field(default_factory=list)
+    manifest: WorkflowManifest | None = None
+    declared_topics: frozenset[str] | None = None
+    handlers: list[Handler] = field(default_factory=list)
+    shape_problems: list[ShapeProblem] = field(default_factory=list)
+    calls: list[CapabilityCall] = field(default_factory=list)
+    code_after_mutation: list[CodeAfterMutation] = field(default_factory=list)
+    dynamic: list[DynamicCapability] = field(default_factory=list)
+    shared_state: list[SharedStateAccess] = field(default_factory=list)
+    globals: list[GlobalUse] = field(default_factory=list)
+    topics: list[TopicUse] = field(default_factory=list)
+    unknown_operations: list[UnknownOperationUse] = field(default_factory=list)
+
+    def text(self, node: Node) -> str:
+        """The source text of `node`."""
+        return self.source.node_text(node)
+
+    def handler_at(self, node: Node) -> Handler | None:
+        """The innermost handler whose function contains `node`, if any."""
+        best: Handler | None = None
+        for handler in self.handlers:
+            inside = handler.node.start_byte <= node.start_byte <= node.end_byte
+            inside = inside and node.end_byte <= handler.node.end_byte
+            if inside and (best is None or handler.node.start_byte >= best.node.start_byte):
+                best = handler
+        return best

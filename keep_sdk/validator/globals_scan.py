@@ -1,0 +1,205 @@
+"""Find forbidden and unavailable globals anywhere in a script.
+
+This scan is syntactic and covers the whole module (top-level code, helpers
+and functions no handler calls), because code generation and ``with`` are
+refused wherever they appear. A substring search finds the few candidate
+words in the text; tree-sitter then tells at each match whether it is code
+(and which construct) rather than a string, a comment or a property name.
+"""
+
+from __future__ import annotations
+
+import tree_sitter
+
+from keep_sdk.validator.facts import Analysis, GlobalUse, GlobalUseKind
+
+__all__ = ["FORBIDDEN_NAMES", "UNAVAILABLE_NAMES", "scan_globals"]
+
+FORBIDDEN_NAMES = frozenset({"eval", "Function", "require"})
+"""Globals that generate or load code; refused wherever they appear."""
+
+UNAVAILABLE_NAMES = frozenset(
+    {
+        "process",
+        "fetch",
+        "XMLHttpRequest",
+        "WebSocket",
+        "setTimeout",
+        "setInterval",
+        "setImmediate",
+        "clearTimeout",
+        "clearInterval",
+        "window",
+        "document",
+        "global",
+        "Deno",
+        "Bun",
+        "Buffer",
+        "module",
+        "exports",
+        "__dirname",
+        "__filename",
+        "importScripts",
+        "WeakRef",
+        "FinalizationRegistry",
+    }
+)
+"""Globals of browsers and Node.js that the sandbox does not have."""
+
+_WORDS = sorted(
+    FORBIDDEN_NAMES
+    | UNAVAILABLE_NAMES
+    | {"import", "with", "__proto__", "constructor", "setPrototypeOf"}
+)
+_ENCODED = frozenset(word.encode() for word in _WORDS)
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+_WORDS_ONLY = bytes(byte if byte in _WORD_BYTES else 0x20 for byte in range(256))
+
+
+def _occurrences(data: bytes) -> list[tuple[int, int, str]]:
+    """(start, end, word) for every candidate word standing alone in `data`, in order.
+
+    Splitting the text into runs of word characters finds which candidates
+    occur at all (usually none) in one pass; only those are then located.
+    """
+    present = _ENCODED.intersection(data.translate(_WORDS_ONLY).split())
+    found: list[tuple[int, int, str]] = []
+    size = len(data)
+    for word in present:
+        at = data.find(word)
+        while at != -1:
+            end = at + len(word)
+            before = data[at - 1] if at else 32
+            after = data[end] if end < size else 32
+            if before not in _WORD_BYTES and after not in _WORD_BYTES:
+                found.append((at, end, word.decode()))
+            at = data.find(word, end)
+    found.sort()
+    return found
+
+
+_DECLARING_PARENTS = frozenset(
+    {
+        "formal_parameters",
+        "array_pattern",
+        "import_clause",
+        "import_specifier",
+        "namespace_import",
+        "rest_pattern",
+    }
+)
+_NAMED_DECLARATIONS = frozenset(
+    {
+        "variable_declarator",
+        "function_declaration",
+        "generator_function_declaration",
+        "class_declaration",
+        "function_expression",
+        "class",
+    }
+)
+
+
+def _is_declaration(node: tree_sitter.Node) -> bool:
+    parent = node.parent
+    if parent is None:
+        return False
+    kind = parent.type
+    if kind in _DECLARING_PARENTS:
+        return True
+    if kind in _NAMED_DECLARATIONS:
+        name = parent.child_by_field_name("name")
+        return name is not None and name.id == node.id
+    if kind in ("arrow_function", "catch_clause"):
+        return True
+    if kind in ("assignment_pattern", "object_assignment_pattern"):
+        left = parent.child_by_field_name("left")
+        return left is not None and left.id == node.id
+    if kind == "pair_pattern":
+        value = parent.child_by_field_name("value")
+        return value is not None and value.id == node.id
+    return False
+
+
+def _property_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
+    """The member expression whose property `node` is."""
+    parent = node.parent
+    if parent is not None and parent.type == "member_expression":
+        prop = parent.child_by_field_name("property")
+        if prop is not None and prop.id == node.id:
+            return parent
+    return None
+
+
+def _classify(analysis: Analysis, node: tree_sitter.Node, word: str) -> GlobalUse | None:
+    kind = node.type
+    parent = node.parent
+    if kind == "identifier":
+        if word in FORBIDDEN_NAMES:
+            return GlobalUse(node, word, GlobalUseKind.FORBIDDEN)
+        if word in UNAVAILABLE_NAMES:
+            return GlobalUse(node, word, GlobalUseKind.UNAVAILABLE)
+        return None
+    if kind == "import" and parent is not None:
+        if parent.type == "import" and parent.parent is not None:
+            parent = parent.parent
+        if parent.type == "call_expression":
+            return GlobalUse(parent, "import()", GlobalUseKind.FORBIDDEN)
+        if parent.type == "import_statement":
+            return GlobalUse(parent, "import", GlobalUseKind.FORBIDDEN)
+        return None
+    if kind == "with" and parent is not None and parent.type == "with_statement":
+        return GlobalUse(parent, "with", GlobalUseKind.FORBIDDEN)
+    if word == "__proto__":
+        if (
+            kind == "property_identifier"
+            and parent is not None
+            and parent.type
+            in (
+                "member_expression",
+                "pair",
+            )
+        ):
+            return GlobalUse(node, word, GlobalUseKind.FORBIDDEN)
+        if kind == "string_fragment":
+            holder = parent.parent if parent is not None else None
+            if holder is not None and holder.type in ("subscript_expression", "pair"):
+                return GlobalUse(node, word, GlobalUseKind.FORBIDDEN)
+        return None
+    if kind != "property_identifier":
+        return None
+    member = _property_of(node)
+    if member is None:
+        return None
+    obj = member.child_by_field_name("object")
+    if word == "constructor" and obj is not None and obj.type == "member_expression":
+        inner = obj.child_by_field_name("property")
+        if inner is not None and analysis.text(inner) == "constructor":
+            return GlobalUse(member, "constructor.constructor", GlobalUseKind.FORBIDDEN)
+    if word == "setPrototypeOf" and obj is not None and analysis.text(obj) in ("Object", "Reflect"):
+        return GlobalUse(member, word, GlobalUseKind.FORBIDDEN)
+    return None
+
+
+def scan_globals(analysis: Analysis) -> None:
+    """Append a `GlobalUse` for each forbidden or unavailable global in the script."""
+    data = analysis.source.data
+    root = analysis.source.root
+    found: list[GlobalUse] = []
+    declared: set[str] = set()
+    for start, end, word in _occurrences(data):
+        node = root.descendant_for_byte_range(start, end)
+        if node is None or node.start_byte != start or node.end_byte != end:
+            continue
+        if node.type == "identifier" and _is_declaration(node):
+            declared.add(word)
+            continue
+        use = _classify(analysis, node, word)
+        if use is not None:
+            found.append(use)
+    for use in found:
+        if use.node.type == "identifier" and use.name in declared:
+            continue
+        analysis.globals.append(
+            GlobalUse(use.node, use.name, use.kind, analysis.handler_at(use.node))
+        )

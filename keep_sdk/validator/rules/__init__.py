@@ -1,0 +1,45 @@
+"""The built-in rule catalog: one module per rule, named after its id."""
+
+from __future__ import annotations
+
+from keep_sdk.validator.rule import Rule
+from keep_sdk.validator.rules import (
+    code_after_mutation,
+    dynamic_capability,
+    event_title,
+    forbidden_global,
+    missing_message_id,
+    multiple_mutations,
+    mutation_in_try,
+    mutation_result_used,
+    nondeterministic_mutate,
+    phase_forbidden_call,
+    shared_state,
+    syntax_error,
+    undeclared_topic,
+    unknown_operation,
+    unsubscribed_topic,
+    workflow_shape,
+)
+
+__all__ = ["BUILTIN_RULES"]
+
+BUILTIN_RULES: tuple[Rule, ...] = (
+    syntax_error.rule,
+    workflow_shape.rule,
+    undeclared_topic.rule,
+    unsubscribed_topic.rule,
+    shared_state.rule,
+    phase_forbidden_call.rule,
+    code_after_mutation.rule,
+    multiple_mutations.rule,
+    mutation_result_used.rule,
+    mutation_in_try.rule,
+    unknown_operation.rule,
+    dynamic_capability.rule,
+    forbidden_global.rule,
+    nondeterministic_mutate.rule,
+    event_title.rule,
+    missing_message_id.rule,
+)
+"""Every built-in rule, in the order of the catalog in DESIGN.md."""

@@ -1,0 +1,49 @@
+"""nondeterministic-mutate: ``Date``, ``Math.random`` and similar inside ``mutate``.
+
+What it does: warns about the current time (``Date.now()``, ``new Date()``,
+``Date()``, ``performance.now()``) and randomness (``Math.random()``,
+``crypto.randomUUID()``) used in ``mutate`` or in helpers it calls.
+
+Why is this bad? ``mutate`` must be a deterministic function of
+``prepared.data``: when it re-runs after a failure, or when a person approves
+the pending mutation, it must make the same call. Compute times and random
+values in ``prepare`` and pass them in ``data``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from keep_sdk.model import HandlerPhase
+from keep_sdk.validator.diagnostics import Severity
+from keep_sdk.validator.facts import Analysis, GlobalUseKind
+from keep_sdk.validator.rule import Finding, Rule, RuleMeta
+from keep_sdk.validator.rules._support import why
+
+__all__ = ["rule"]
+
+META = RuleMeta(
+    id="nondeterministic-mutate",
+    severity=Severity.WARNING,
+    description="`mutate` uses the clock or randomness, so re-running it can change the call.",
+    rationale=why(__doc__),
+    messages={"nondeterministic": "`{name}` in `mutate` makes the mutation nondeterministic"},
+    hint=(
+        "Compute the value in `prepare` (e.g. `data: {{ sentAt: new Date().toISOString() }}`) "
+        "and use `prepared.data.sentAt` in `mutate`."
+    ),
+)
+
+
+def check(analysis: Analysis) -> Iterator[Finding]:
+    """Nondeterministic sources reached from `mutate`."""
+    for use in analysis.globals:
+        handler = use.handler
+        if use.kind is not GlobalUseKind.NONDETERMINISTIC or handler is None:
+            continue
+        if handler.phase is HandlerPhase.MUTATE:
+            name = use.name if use.name == "new Date()" else f"{use.name}()"
+            yield Finding("nondeterministic", use.node, {"name": name}, handler)
+
+
+rule = Rule(META, check)

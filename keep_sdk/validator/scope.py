@@ -1,0 +1,310 @@
+"""Bindings, scopes and the abstract values the analysis tracks through them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import tree_sitter
+
+if TYPE_CHECKING:
+    from keep_sdk.validator.facts import CapabilityCall
+
+__all__ = [
+    "CTX",
+    "Binding",
+    "CallResult",
+    "ConnectorValue",
+    "CtxMethodValue",
+    "CtxValue",
+    "FunctionValue",
+    "GlobalRef",
+    "OperationValue",
+    "Scope",
+    "StringValue",
+    "Value",
+    "is_capability",
+    "module_scope",
+    "string_literal",
+]
+
+Node = tree_sitter.Node
+
+CTX_METHODS = frozenset({"publish", "peek", "getByIds"})
+FUNCTION_TYPES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
+
+
+class Value:
+    """Base of what an expression may evaluate to, as far as the analysis cares."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CtxValue(Value):
+    """The ``ctx`` argument of the handler being analysed."""
+
+
+CTX = CtxValue()
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectorValue(Value):
+    """``ctx.<name>``."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class OperationValue(Value):
+    """``ctx.<connector>.<operation>``, a function."""
+
+    connector: str
+    operation: str
+
+
+@dataclass(frozen=True, slots=True)
+class CtxMethodValue(Value):
+    """``ctx.publish``, ``ctx.peek`` or ``ctx.getByIds``."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FunctionValue(Value):
+    """A function the analysis can follow: its node and the scope it closes over."""
+
+    node: Node
+    scope: Scope
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CallResult(Value):
+    """What a call through ctx returns (a promise, or its value once awaited)."""
+
+    call: CapabilityCall
+
+
+@dataclass(frozen=True, slots=True)
+class StringValue(Value):
+    """A string constant."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalRef(Value):
+    """An undeclared (global) name or a property path on one: ``Math.random``."""
+
+    path: str
+
+
+def is_capability(value: Value | None) -> bool:
+    """True for ctx and what is reached from it (connectors, operations, ctx methods)."""
+    return isinstance(value, CtxValue | ConnectorValue | OperationValue | CtxMethodValue)
+
+
+@dataclass(eq=False, slots=True)
+class Binding:
+    """A declared name. `value` is what the analysis knows it holds (None: unknown).
+
+    `init` is the initializer node of a declaration, `module` marks top-level
+    bindings, `kind` is ``const``/``let``/``var``/``function``/``class``/
+    ``param``/``import``/``catch``.
+    """
+
+    name: str
+    kind: str
+    node: Node | None
+    value: Value | None = None
+    init: Node | None = None
+    module: bool = False
+
+
+@dataclass(eq=False, slots=True)
+class Scope:
+    """A lexical scope; lookups walk to the parent and end at the module scope."""
+
+    parent: Scope | None = None
+    bindings: dict[str, Binding] = field(default_factory=dict)
+
+    def lookup(self, name: str) -> Binding | None:
+        """The binding `name` resolves to, or None for a global."""
+        scope: Scope | None = self
+        while scope is not None:
+            found = scope.bindings.get(name)
+            if found is not None:
+                return found
+            scope = scope.parent
+        return None
+
+    def declare(self, binding: Binding) -> Binding:
+        """Add (or replace) `binding`."""
+        self.bindings[binding.name] = binding
+        return binding
+
+
+def string_literal(node: Node | None, data: bytes) -> str | None:
+    """The value of a string literal or a template without substitutions, else None."""
+    if node is None:
+        return None
+    kind = node.type
+    if kind == "string":
+        raw = data[node.start_byte + 1 : node.end_byte - 1].decode("utf-8", "replace")
+        return _unescape(raw) if "\\" in raw else raw
+    if kind == "template_string":
+        for child in node.named_children:
+            if child.type != "string_fragment":
+                return None
+        raw = data[node.start_byte + 1 : node.end_byte - 1].decode("utf-8", "replace")
+        return _unescape(raw) if "\\" in raw else raw
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return string_literal(node.named_children[0], data)
+    return None
+
+
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
+
+
+def _unescape(raw: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(raw):
+        char = raw[i]
+        if char != "\\" or i + 1 == len(raw):
+            out.append(char)
+            i += 1
+            continue
+        nxt = raw[i + 1]
+        if nxt == "u" and raw[i + 2 : i + 3] == "{":
+            close = raw.find("}", i)
+            try:
+                out.append(chr(int(raw[i + 3 : close], 16)))
+                i = close + 1
+                continue
+            except ValueError:
+                pass
+        elif nxt in "ux":
+            width = 4 if nxt == "u" else 2
+            try:
+                out.append(chr(int(raw[i + 2 : i + 2 + width], 16)))
+                i += 2 + width
+                continue
+            except ValueError:
+                pass
+        out.append(_SIMPLE_ESCAPES.get(nxt, "" if nxt == "\n" else nxt))
+        i += 2
+    return "".join(out)
+
+
+def pattern_names(node: Node) -> list[Node]:
+    """Identifier nodes a binding pattern declares."""
+    kind = node.type
+    if kind in ("identifier", "shorthand_property_identifier_pattern"):
+        return [node]
+    names: list[Node] = []
+    if kind == "pair_pattern":
+        value = node.child_by_field_name("value")
+        return pattern_names(value) if value is not None else []
+    if kind in ("assignment_pattern", "object_assignment_pattern"):
+        left = node.child_by_field_name("left")
+        return pattern_names(left) if left is not None else []
+    for child in node.named_children:
+        if child.type in ("comment", "property_identifier", "computed_property_name"):
+            continue
+        names.extend(pattern_names(child))
+    return names
+
+
+def declared_value(init: Node | None, scope: Scope, data: bytes) -> Value | None:
+    """What a declaration initializer gives, when it is a constant the analysis tracks."""
+    if init is None:
+        return None
+    if init.type in FUNCTION_TYPES:
+        return FunctionValue(init, scope)
+    text = string_literal(init, data)
+    if text is not None:
+        return StringValue(text)
+    return None
+
+
+def declarations(statement: Node) -> tuple[str, list[Node]]:
+    """The kind (``const``/``let``/``var``) and declarators of a declaration statement."""
+    kind = "var"
+    first = statement.child(0)
+    if statement.type == "lexical_declaration" and first is not None:
+        kind = first.type
+    return kind, [c for c in statement.named_children if c.type == "variable_declarator"]
+
+
+def module_scope(root: Node, data: bytes) -> Scope:
+    """The top-level bindings of a module: functions, variables, classes, imports."""
+    scope = Scope()
+    for statement in root.named_children:
+        declaration = statement
+        if statement.type == "export_statement":
+            inner = statement.child_by_field_name("declaration")
+            if inner is None:
+                continue
+            declaration = inner
+        declare_statement(declaration, scope, data, module=True)
+    return scope
+
+
+def declare_statement(statement: Node, scope: Scope, data: bytes, *, module: bool) -> None:
+    """Declare what `statement` binds (if it is a declaration) in `scope`."""
+    kind = statement.type
+    if kind in ("function_declaration", "generator_function_declaration"):
+        name = statement.child_by_field_name("name")
+        if name is not None:
+            text = data[name.start_byte : name.end_byte].decode("utf-8", "replace")
+            scope.declare(
+                Binding(
+                    text,
+                    "function",
+                    name,
+                    FunctionValue(statement, scope, text),
+                    statement,
+                    module,
+                )
+            )
+    elif kind in ("lexical_declaration", "variable_declaration"):
+        decl_kind, declarators = declarations(statement)
+        for declarator in declarators:
+            target = declarator.child_by_field_name("name")
+            init = declarator.child_by_field_name("value")
+            if target is None:
+                continue
+            if target.type == "identifier":
+                text = data[target.start_byte : target.end_byte].decode("utf-8", "replace")
+                value = declared_value(init, scope, data) if decl_kind == "const" else None
+                if isinstance(value, FunctionValue):
+                    value = FunctionValue(value.node, scope, text)
+                scope.declare(Binding(text, decl_kind, target, value, init, module))
+            else:
+                for name in pattern_names(target):
+                    text = data[name.start_byte : name.end_byte].decode("utf-8", "replace")
+                    scope.declare(Binding(text, decl_kind, name, None, None, module))
+    elif kind == "class_declaration":
+        name = statement.child_by_field_name("name")
+        if name is not None:
+            text = data[name.start_byte : name.end_byte].decode("utf-8", "replace")
+            scope.declare(Binding(text, "class", name, None, statement, module))
+    elif kind == "import_statement":
+        for child in _walk_named(statement):
+            if child.type == "identifier":
+                text = data[child.start_byte : child.end_byte].decode("utf-8", "replace")
+                scope.declare(Binding(text, "import", child, None, None, module))
+
+
+def _walk_named(node: Node) -> list[Node]:
+    found: list[Node] = []
+    stack = list(node.named_children)
+    while stack:
+        child = stack.pop()
+        found.append(child)
+        stack.extend(child.named_children)
+    return found

@@ -1,0 +1,107 @@
+"""The workflow manifest: the shape of a script that the validator extracts and the runtime runs.
+
+Everything here is read from the script's syntax, never by running it, so the
+validator and the runtime cannot disagree about which handlers exist, what they
+subscribe to and when producers run.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from keep_sdk.model import HandlerPhase
+from keep_sdk.validator.source import Span
+
+__all__ = [
+    "ConsumerManifest",
+    "CronSchedule",
+    "DefaultExport",
+    "HandlerLocation",
+    "IntervalSchedule",
+    "ProducerManifest",
+    "Schedule",
+    "WorkflowManifest",
+]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class IntervalSchedule(_Frozen):
+    """Run every `seconds`; `every` is the script's spelling (``"5m"``), None for the default."""
+
+    kind: Literal["interval"] = "interval"
+    seconds: float = Field(gt=0)
+    every: str | None = Field(
+        default=None, description="As written in the script; None when the policy default applies."
+    )
+
+
+class CronSchedule(_Frozen):
+    """Run at the times of a five-field cron expression (validated with croniter)."""
+
+    kind: Literal["cron"] = "cron"
+    cron: str
+
+
+Schedule = Annotated[IntervalSchedule | CronSchedule, Field(discriminator="kind")]
+
+
+class HandlerLocation(_Frozen):
+    """Where a handler function is: the function expression or declaration in the script."""
+
+    phase: HandlerPhase
+    span: Span
+    function_name: str | None = Field(
+        default=None, description="Name of a module-level function the handler refers to."
+    )
+
+
+class ProducerManifest(_Frozen):
+    """A producer: when it runs and where its handler is."""
+
+    name: str
+    schedule: Schedule
+    handler: HandlerLocation
+    publishes: list[str] | None = Field(
+        default=None, description="Declared output topics; None when not declared."
+    )
+
+
+class ConsumerManifest(_Frozen):
+    """A consumer: what it subscribes to, what it may publish, its three phases."""
+
+    name: str
+    subscribe: list[str]
+    publishes: list[str] | None = Field(
+        default=None, description="Declared output topics; None when not declared."
+    )
+    prepare: HandlerLocation
+    mutate: HandlerLocation
+    next: HandlerLocation
+
+
+class DefaultExport(_Frozen):
+    """The script's single ``export default`` statement.
+
+    `statement` covers the whole statement; `value` the exported expression.
+    A runtime compiles the script as a function body by replacing the text from
+    ``statement.start_offset`` to ``value.start_offset`` with ``return (`` and
+    closing the parenthesis at ``value.end_offset``.
+    """
+
+    statement: Span
+    value: Span
+
+
+class WorkflowManifest(_Frozen):
+    """The shape of a workflow script, in declaration order."""
+
+    name: str | None = Field(default=None, description="The `name` field, if the script gives one.")
+    topics: list[str]
+    producers: list[ProducerManifest]
+    consumers: list[ConsumerManifest]
+    default_export: DefaultExport

@@ -1,0 +1,156 @@
+"""A script's text, its tree-sitter tree, and conversions between byte offsets and positions."""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Annotated
+
+import tree_sitter
+import tree_sitter_javascript
+from pydantic import Field
+
+__all__ = ["JAVASCRIPT", "SourceText", "Span", "parse_tree"]
+
+JAVASCRIPT = tree_sitter.Language(tree_sitter_javascript.language())
+"""The tree-sitter JavaScript grammar every part of the validator parses with."""
+
+_local = threading.local()
+
+
+def parse_tree(data: bytes) -> tree_sitter.Tree:
+    """Parse UTF-8 `data` with a parser owned by the calling thread."""
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = _local.parser = tree_sitter.Parser(JAVASCRIPT)
+    return parser.parse(data)
+
+
+Positive = Annotated[int, Field(ge=1)]
+Offset = Annotated[int, Field(ge=0)]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A range of a script: 1-based lines and columns (end exclusive) and character offsets.
+
+    Columns count Unicode code points. ``start_offset``/``end_offset`` index the
+    script as a Python ``str``, so ``source[span.start_offset:span.end_offset]``
+    is the text of the range. (A dataclass rather than a model: it is built for
+    every handler of every script; pydantic still validates it inside models.)
+    """
+
+    start_line: Positive
+    start_column: Positive
+    end_line: Positive
+    end_column: Positive
+    start_offset: Offset
+    end_offset: Offset
+
+
+@dataclass(frozen=True, eq=False)
+class SourceText:
+    """A script as text and as UTF-8 bytes, with its parsed tree.
+
+    `data` is what tree-sitter saw: the text encoded as UTF-8, unpaired
+    surrogates included (``surrogatepass``) so any Python string can be parsed.
+    """
+
+    text: str
+    data: bytes
+    tree: tree_sitter.Tree
+    ascii: bool = False
+    """True when every character is ASCII (byte offsets are then character offsets)."""
+
+    @classmethod
+    def parse(cls, text: str) -> SourceText:
+        """Encode and parse `text`."""
+        data = text.encode("utf-8", "surrogatepass")
+        return cls(text=text, data=data, tree=parse_tree(data), ascii=len(data) == len(text))
+
+    @property
+    def root(self) -> tree_sitter.Node:
+        """The ``program`` node."""
+        return self.tree.root_node
+
+    @cached_property
+    def _line_starts(self) -> list[int]:
+        starts = [0]
+        find = self.data.find
+        at = find(b"\n")
+        while at != -1:
+            starts.append(at + 1)
+            at = find(b"\n", at + 1)
+        return starts
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """The lines of the text, without their line ends."""
+        return self.text.split("\n")
+
+    def node_text(self, node: tree_sitter.Node) -> str:
+        """The text of `node`."""
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def char_offset(self, byte_offset: int) -> int:
+        """The `str` index of the character starting at `byte_offset`."""
+        if self.ascii:
+            return byte_offset
+        return len(self.data[:byte_offset].decode("utf-8", "surrogatepass"))
+
+    def position(self, byte_offset: int) -> tuple[int, int]:
+        """1-based (line, column) of `byte_offset`, the column in code points."""
+        byte_offset = max(0, min(byte_offset, len(self.data)))
+        row = bisect.bisect_right(self._line_starts, byte_offset) - 1
+        start = self._line_starts[row]
+        if self.ascii:
+            return row + 1, byte_offset - start + 1
+        prefix = self.data[start:byte_offset].decode("utf-8", "surrogatepass")
+        return row + 1, len(prefix) + 1
+
+    def byte_offset(self, line: int, column: int) -> int:
+        """The byte offset of 1-based `line` and code-point `column` (clamped to the text)."""
+        row = max(0, min(line - 1, len(self._line_starts) - 1))
+        start = self._line_starts[row]
+        end = self._line_starts[row + 1] - 1 if row + 1 < len(self._line_starts) else len(self.data)
+        if self.ascii:
+            return min(start + max(column - 1, 0), end)
+        prefix = self.data[start:end].decode("utf-8", "surrogatepass")[: max(column - 1, 0)]
+        return start + len(prefix.encode("utf-8", "surrogatepass"))
+
+    def span(self, start_byte: int, end_byte: int) -> Span:
+        """The `Span` of the bytes from `start_byte` to `end_byte`."""
+        start_line, start_column = self.position(start_byte)
+        end_line, end_column = self.position(max(end_byte, start_byte))
+        return Span(
+            start_line=start_line,
+            start_column=start_column,
+            end_line=end_line,
+            end_column=end_column,
+            start_offset=self.char_offset(start_byte),
+            end_offset=self.char_offset(max(end_byte, start_byte)),
+        )
+
+    def node_span(self, node: tree_sitter.Node) -> Span:
+        """The `Span` of `node`."""
+        if not self.ascii:
+            return self.span(node.start_byte, node.end_byte)
+        start_row, start_column = node.start_point
+        end_row, end_column = node.end_point
+        return Span(
+            start_line=start_row + 1,
+            start_column=start_column + 1,
+            end_line=end_row + 1,
+            end_column=end_column + 1,
+            start_offset=node.start_byte,
+            end_offset=node.end_byte,
+        )
+
+    def node_position(self, node: tree_sitter.Node, *, end: bool = False) -> tuple[int, int]:
+        """1-based (line, column) where `node` starts (or ends, with `end`)."""
+        if not self.ascii:
+            return self.position(node.end_byte if end else node.start_byte)
+        row, column = node.end_point if end else node.start_point
+        return row + 1, column + 1

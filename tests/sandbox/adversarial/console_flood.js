@@ -1,0 +1,8 @@
+// attack: console.log flood
+// phase: producer
+// expect: limit_exceeded:cpu_time
+export default Keep.workflow({
+  producers: { h: { handler: async (ctx, state) => {
+    for (;;) console.log('x'.repeat(1000));
+  } } },
+});

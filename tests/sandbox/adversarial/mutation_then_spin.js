@@ -1,0 +1,18 @@
+// attack: a spin right after the mutation call
+// phase: mutate
+// expect: limit_exceeded:cpu_time
+// host-calls: 0
+export default Keep.workflow({
+  consumers: { c: Keep.consumer({
+    async prepare(ctx, state) {
+      return {};
+    },
+    async mutate(ctx, prepared) {
+      ctx.gmail.send({to: 'first@example.com'});
+      for (;;) {}
+    },
+    async next(ctx, prepared, mutationResult) {
+      return null;
+    },
+  }) },
+});

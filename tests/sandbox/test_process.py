@@ -1,0 +1,193 @@
+"""Process isolation: worker processes relay host calls and are killed on deadlines or crashes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import JsonValue
+
+from keep_sdk.errors import InternalError, TransientError
+from keep_sdk.model import FailureKind
+from keep_sdk.sandbox import (
+    CallFailed,
+    Completed,
+    InternalFailure,
+    Limit,
+    LimitFailure,
+    ProcessIsolation,
+)
+from tests.sandbox.helpers import (
+    FAST_LIMITS,
+    RecordingHost,
+    check_outcome,
+    producer,
+    request,
+    script_headers,
+)
+
+
+def _children() -> set[int]:
+    pids: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        text = (task / "children").read_text().split()
+        pids.update(int(pid) for pid in text)
+    return pids
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[ProcessIsolation]:
+    with ProcessIsolation(prestart=1) as isolation:
+        yield isolation
+
+
+def test_a_phase_runs_in_a_worker_and_relays_host_calls(pool: ProcessIsolation) -> None:
+    host = RecordingHost(lambda name, args: {"pid": os.getpid(), "args": args})
+    result = pool.run(
+        request(producer("const r = await ctx.gmail.search({q: 1});\nreturn r;")), host
+    )
+    assert result.isolation == "process"
+    assert result.outcome == Completed(result={"pid": os.getpid(), "args": {"q": 1}})
+    assert host.calls == [("gmail.search", {"q": 1})]
+    assert [c.status for c in result.trace.calls] == ["ok"]
+
+
+def test_host_errors_are_classified_in_the_parent(pool: ProcessIsolation) -> None:
+    def fail(name: str, args: JsonValue) -> JsonValue:
+        raise TransientError("busy", retry_after=2.0)
+
+    result = pool.run(request(producer("await ctx.gmail.search({});")), RecordingHost(fail))
+    assert isinstance(result.outcome, CallFailed)
+    assert result.outcome.failure is FailureKind.TRANSIENT
+    assert result.outcome.retry_after == 2.0
+    assert result.outcome.line == 3
+
+
+def test_a_worker_is_reused_after_a_clean_run(pool: ProcessIsolation) -> None:
+    seen: list[set[int]] = []
+
+    def spy(name: str, args: JsonValue) -> JsonValue:
+        seen.append(_children())
+        return None
+
+    for _ in range(2):
+        pool.run(request(producer("await ctx.gmail.search({});")), RecordingHost(spy))
+    assert seen[0] == seen[1]
+
+
+def test_reuse_false_starts_a_process_per_run() -> None:
+    seen: list[set[int]] = []
+
+    def spy(name: str, args: JsonValue) -> JsonValue:
+        seen.append(_children())
+        return None
+
+    with ProcessIsolation(reuse=False) as isolation:
+        for _ in range(2):
+            isolation.run(request(producer("await ctx.gmail.search({});")), RecordingHost(spy))
+    assert seen[0] != seen[1]
+
+
+def _signal_worker(sig: int) -> RecordingHost:
+    before = _children()
+
+    def send(name: str, args: JsonValue) -> JsonValue:
+        for pid in _children() - before:
+            os.kill(pid, sig)
+        return None
+
+    return RecordingHost(send)
+
+
+def test_a_worker_that_stops_answering_is_killed_at_the_deadline() -> None:
+    with ProcessIsolation(grace_s=0.5) as isolation:
+        host = _signal_worker(signal.SIGSTOP)
+        started = time.monotonic()
+        result = isolation.run(request(producer("await ctx.gmail.search({});")), host)
+        elapsed = time.monotonic() - started
+        assert isinstance(result.outcome, LimitFailure)
+        assert result.outcome.limit is Limit.WALL_TIME
+        assert "killed" in result.outcome.message
+        assert FAST_LIMITS.wall_time_s <= elapsed < FAST_LIMITS.wall_time_s + 1.5
+        assert [c.name for c in result.trace.calls] == ["gmail.search"]
+        after = isolation.run(request(producer("return 1;")), RecordingHost())
+        assert after.outcome == Completed(result=1)
+
+
+def test_an_engine_crash_is_survived() -> None:
+    with ProcessIsolation() as isolation:
+        result = isolation.run(
+            request(producer("await ctx.gmail.search({});")), _signal_worker(signal.SIGSEGV)
+        )
+        assert isinstance(result.outcome, InternalFailure)
+        assert "signal 11" in result.outcome.message
+        after = isolation.run(request(producer("return 2;")), RecordingHost())
+        assert after.outcome == Completed(result=2)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "array_bomb",
+        "call_storm_sequential",
+        "hostile_toJSON_argument_loop",
+        "loop_plain",
+        "mutation_catch_terminal",
+        "mutation_then_spin",
+        "promise_species",
+        "recursion_catch_and_recurse",
+        "regex_nested_quantifier",
+        "throw_hostile_name",
+    ],
+)
+def test_adversarial_scripts_end_the_same_in_a_worker(pool: ProcessIsolation, name: str) -> None:
+    path = Path(__file__).parent / "adversarial" / f"{name}.js"
+    headers = script_headers(path)
+    started = time.monotonic()
+    result = pool.run(request(path.read_text("utf-8"), headers["phase"]), RecordingHost())
+    assert time.monotonic() - started < FAST_LIMITS.wall_time_s + 1.0
+    check_outcome(result, headers["expect"])
+
+
+def test_close_kills_idle_workers() -> None:
+    before = _children()
+    isolation = ProcessIsolation(prestart=1)
+    started = _children() - before
+    assert len(started) == 1
+    isolation.close()
+    assert not (_children() & started)
+
+
+def test_a_worker_that_cannot_start_is_an_outcome_not_an_exception(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("keep_sdk.sandbox.process.sys.executable", "/nonexistent/python")
+    with ProcessIsolation() as isolation:
+        result = isolation.run(request(producer("return 1;")), RecordingHost())
+    assert isinstance(result.outcome, InternalFailure)
+    assert "could not start" in result.outcome.message
+
+
+def test_prestart_failure_raises_a_keep_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("keep_sdk.sandbox.process.sys.executable", "/nonexistent/python")
+    with pytest.raises(InternalError, match="could not start a sandbox worker"):
+        ProcessIsolation(prestart=1)
+
+
+def test_the_address_space_cap_bounds_a_worker_beyond_the_policy() -> None:
+    roomy = FAST_LIMITS.model_copy(
+        update={"memory_bytes": 4 * 1024**3, "cpu_time_s": 5.0, "wall_time_s": 8.0}
+    )
+    policy = request("").policy.model_copy(update={"sandbox": roomy})
+    source = producer("const a = [];\nfor (let i = 0; ; i++) a.push('x'.repeat(1 << 20) + i);")
+    with ProcessIsolation(address_space_bytes=768 * 1024 * 1024) as isolation:
+        result = isolation.run(request(source, policy=policy), RecordingHost())
+        assert result.outcome.kind in ("limit_exceeded", "internal_error"), result.outcome
+        if isinstance(result.outcome, LimitFailure):
+            assert result.outcome.limit is Limit.MEMORY
+        after = isolation.run(request(producer("return 3;")), RecordingHost())
+        assert after.outcome == Completed(result=3)

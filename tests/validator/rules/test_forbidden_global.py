@@ -1,0 +1,58 @@
+import pytest
+
+from tests.validator.cases import Case, assert_reports, assert_silent, workflow
+
+RULE = "forbidden-global"
+
+INVALID = [
+    Case("eval", workflow(next_="eval('1'); // here")),
+    Case("function-constructor", workflow(next_="const f = new Function('return 1'); // here")),
+    Case(
+        "constructor-chain", workflow(next_="const F = (() => {}).constructor.constructor; // here")
+    ),
+    Case("require-at-top", workflow(before="const fs = require('fs'); // here")),
+    Case("static-import", workflow(before="import { x } from './x.js'; // here")),
+    Case(
+        "dynamic-import",
+        workflow(prepare="await import('./x.js'); // here\nreturn { reservations: [], data: {} };"),
+    ),
+    Case("proto", workflow(next_="const o = {};\no.__proto__ = null; // here")),
+    Case("set-prototype", workflow(next_="Object.setPrototypeOf({}, null); // here")),
+    Case(
+        "fetch",
+        workflow(
+            prepare="await fetch('https://x'); // here\nreturn { reservations: [], data: {} };"
+        ),
+    ),
+    Case(
+        "set-timeout-in-helper",
+        workflow(before="function later(f) {\n  setTimeout(f, 10); // here\n}"),
+    ),
+]
+
+VALID = [
+    Case("plain", workflow(next_="const x = JSON.parse('{}');\nreturn x;")),
+    Case("shadowed-name", workflow(next_="const fetch = (x) => x;\nreturn fetch(1);")),
+    Case(
+        "in-strings-and-comments",
+        workflow(next_="// eval('x'); require('y')\nconst s = 'fetch(url) and eval()';"),
+    ),
+    Case(
+        "property-names",
+        workflow(next_="const o = { eval: 1, require: 2 };\nreturn o.eval + o.require;"),
+    ),
+    Case(
+        "constructor-once",
+        workflow(next_="class A {}\nconst B = new A().constructor;\nreturn B.name;"),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", INVALID, ids=lambda c: c.id)
+def test_reports(case: Case) -> None:
+    assert_reports(RULE, case)
+
+
+@pytest.mark.parametrize("case", VALID, ids=lambda c: c.id)
+def test_silent(case: Case) -> None:
+    assert_silent(RULE, case)

@@ -1,0 +1,105 @@
+import pytest
+
+from tests.validator.cases import Case, assert_reports, assert_silent, workflow
+
+RULE = "workflow-shape"
+
+CONSUMER = (
+    "subscribe: ['in'],\n"
+    "async prepare(ctx) { return { reservations: [], data: {} }; },\n"
+    "async mutate(ctx, prepared) {},\n"
+    "async next(ctx, prepared) {},\n"
+)
+
+
+def script(body: str, before: str = "") -> str:
+    return f"{before}\nexport default Keep.workflow({{\n  topics: {{ in: {{}} }},\n{body}\n}});\n"
+
+
+INVALID = [
+    Case("no-export", "// here\nconst workflow = { topics: {} };\n"),
+    Case("not-keep-workflow", "export default { topics: {} }; // here\n"),
+    Case("named-export", workflow(before="export const helper = 1; // here")),
+    Case(
+        "missing-next",
+        script(
+            f"consumers: {{\n  c: Keep.consumer({{ // here\n{CONSUMER.replace('async next(ctx, prepared) {},', '')} }}),\n}},"
+        ),
+    ),
+    Case(
+        "missing-subscribe",
+        script(
+            f"consumers: {{\n  c: {{ // here\n{CONSUMER.replace(chr(115) + 'ubscribe: [' + chr(39) + 'in' + chr(39) + '],', '')} }},\n}},"
+        ),
+    ),
+    Case("handler-not-function", script("producers: {\n  p: { handler: 'go' }, // here\n},")),
+    Case(
+        "producer-without-handler",
+        script("producers: {\n  p: { schedule: { interval: '5m' } }, // here\n},"),
+    ),
+    Case(
+        "bad-interval",
+        script(
+            "producers: {\n  p: { schedule: { interval: 300 }, handler: async (ctx) => {} }, // here\n},"
+        ),
+    ),
+    Case(
+        "bad-cron",
+        script(
+            "producers: {\n  p: { schedule: { cron: '* * *' }, handler: async (ctx) => {} }, // here\n},"
+        ),
+    ),
+    Case(
+        "both-interval-and-cron",
+        script(
+            "producers: {\n  p: { schedule: { interval: '1m', cron: '* * * * *' }, handler: async (ctx) => {} }, // here\n},"
+        ),
+    ),
+    Case(
+        "unknown-key",
+        script("producer: {}, // here\nproducers: { p: async (ctx, state) => state },"),
+    ),
+    Case(
+        "spread-consumers", script("consumers: { ...others }, // here", before="const others = {};")
+    ),
+    Case("no-handlers", "export default Keep.workflow({ topics: {} }); // here\n"),
+]
+
+VALID = [
+    Case("bare-producer-arrow", script("producers: { p: async (ctx, state) => state },")),
+    Case(
+        "method-shorthand-producer", script("producers: { async p(ctx, state) { return state; } },")
+    ),
+    Case(
+        "cron",
+        script(
+            "producers: { p: { schedule: { cron: '*/5 * * * *' }, handler: async (ctx) => {} } },"
+        ),
+    ),
+    Case("plain-object-consumer", script(f"consumers: {{ c: {{\n{CONSUMER}}} }},")),
+    Case(
+        "named-functions",
+        script(
+            "consumers: { c: Keep.consumer({ subscribe: ['in'], prepare, mutate, next: finish }) },",
+            before=(
+                "async function prepare(ctx) { return { reservations: [], data: {} }; }\n"
+                "const mutate = async (ctx, prepared) => {};\n"
+                "function finish(ctx, prepared) {}"
+            ),
+        ),
+    ),
+    Case(
+        "workflow-in-const",
+        "const wf = Keep.workflow({ topics: { in: {} }, producers: { p: async (ctx, state) => state } });\nexport default wf;\n",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", INVALID, ids=lambda c: c.id)
+def test_reports(case: Case) -> None:
+    assert_reports(RULE, case)
+
+
+@pytest.mark.parametrize("case", VALID, ids=lambda c: c.id)
+def test_silent(case: Case) -> None:
+    assert_silent(RULE, case)
