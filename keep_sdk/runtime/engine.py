@@ -22,29 +22,25 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import JsonValue, TypeAdapter, ValidationError
+from pydantic import JsonValue, TypeAdapter
 
-from keep_sdk.connectors import ConnectorSet, idempotency_key
+from keep_sdk.connectors import ConnectorSet
 from keep_sdk.errors import (
     ActionRefused,
     ActiveRunExists,
     EventNotPending,
     InternalError,
     KeepError,
-    LimitExceeded,
     LogicError,
     NotFound,
     PermissionDenied,
     PhaseViolation,
-    PreconditionFailed,
     TransientError,
-    UncertainOutcome,
 )
 from keep_sdk.model import (
     Escalation,
@@ -58,16 +54,14 @@ from keep_sdk.model import (
     MutationNone,
     MutationResult,
     MutationSkipped,
-    PrepareResult,
-    ReconcileStatus,
     RunPhase,
     RunRecord,
     RunStatus,
-    explain_validation_error,
 )
-from keep_sdk.runtime.deadline import call_with_deadline
+from keep_sdk.runtime.checks import check_prepare_result, check_size
 from keep_sdk.runtime.failures import classify, route
 from keep_sdk.runtime.host import PhaseHost
+from keep_sdk.runtime.ledger import MutationDesk, chain_root
 from keep_sdk.runtime.observer import Observer
 from keep_sdk.runtime.schedules import next_run_at
 from keep_sdk.sandbox import (
@@ -161,6 +155,15 @@ class Runtime:
         self._versions: dict[tuple[str, int], _Loaded] = {}
         self._transient_failures: dict[str, int] = {}
         self._logs: dict[str, list[str]] = {}
+        self.mutations = MutationDesk(
+            store=store,
+            connectors=self.connectors,
+            policy=self.policy,
+            observer=self.observer,
+            now=self.now,
+            rng=self.rng,
+            pause=self._pause,
+        )
 
     # Deployment
 
@@ -415,7 +418,13 @@ class Runtime:
         handler = self.store.get_handler(run.workflow, run.handler)
         host = self._host(run, loaded, HandlerPhase.PREPARE, [])
         output = self._execute(run, loaded, host, state=handler.state)
-        result = self._prepare_result(output, consumer)
+        result = check_prepare_result(
+            output.result if isinstance(output, Completed) else None,
+            returned=isinstance(output, Completed) and output.returned,
+            consumer=consumer,
+            policy=self.policy,
+            now=self.now(),
+        )
         try:
             saved = self.store.save_prepare_result(run.id, result)
         except (EventNotPending, NotFound) as exc:
@@ -425,195 +434,17 @@ class Runtime:
             ) from None
         return self.observer.run(saved)
 
-    def _prepare_result(
-        self, output: Completed | MutationRequested, consumer: ConsumerManifest
-    ) -> PrepareResult:
-        raw = output.result if isinstance(output, Completed) else None
-        if raw is None or not isinstance(output, Completed) or not output.returned:
-            raise LogicError(
-                f"prepare() of {consumer.name} returned nothing; return "
-                "{ reservations: [...], data: {...} } (empty reservations to do nothing)"
-            )
-        try:
-            result = PrepareResult.model_validate(raw)
-        except ValidationError as exc:
-            problems = explain_validation_error(exc)
-            raise LogicError(
-                f"prepare() of {consumer.name} returned an invalid result:\n  "
-                + "\n  ".join(problems)
-            ) from None
-        for topic in result.reserved_ids:
-            if topic not in consumer.subscribe:
-                raise LogicError(
-                    f"prepare() of {consumer.name} reserved events of topic {topic!r}, which "
-                    f"it does not subscribe to; it subscribes to: {', '.join(consumer.subscribe)}"
-                )
-        self._check_size(result.data, "prepare() data")
-        if result.wake_at is not None:
-            now = self.now()
-            earliest = now + dt.timedelta(seconds=self.policy.wake_at_min_s)
-            latest = now + dt.timedelta(seconds=self.policy.wake_at_max_s)
-            clamped = min(max(result.wake_at, earliest), latest)
-            result = result.model_copy(update={"wake_at": clamped})
-        return result
-
     def _mutate(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
         entry = self.store.ledger_entry_for_run(run.id)
         if entry is not None:
-            return self._settle(run, entry)
+            return self.mutations.settle(run, entry)
         assert run.prepare_result is not None
         prepared = run.prepare_result.model_dump(mode="json", by_alias=True)
         host = self._host(run, loaded, HandlerPhase.MUTATE, [])
         mutation = self._execute(run, loaded, host, prepared=prepared)
         if not isinstance(mutation, MutationRequested):
             return self.observer.run(self.store.advance_phase(run.id, RunPhase.EMITTING))
-        what = f"ctx.{mutation.connector}.{mutation.operation}"
-        declared = self.connectors.operation(mutation.connector, mutation.operation)
-        args = declared.parse(mutation.arguments, connector=mutation.connector)
-        params = args.model_dump(mode="json", by_alias=True)
-        if declared.permission not in loaded.record.grants:
-            raise PermissionDenied(
-                f"{what} needs the permission {declared.permission!r}, which "
-                f"workflow {run.workflow!r} has not been granted; grant it with "
-                f"`keep grant {run.workflow} {declared.permission}`",
-                permission=declared.permission,
-            )
-        entry = self.observer.ledger(
-            self.store.record_mutation_intent(
-                run.id,
-                connector=mutation.connector,
-                operation=mutation.operation,
-                params=params,
-                idempotency_key=idempotency_key(run.workflow, run.handler, self._root(run)),
-                ui_title=run.prepare_result.ui.title if run.prepare_result.ui else None,
-            )
-        )
-        return self._issue(run, entry)
-
-    def _settle(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
-        """Continue a run whose mutation was already handed to the host."""
-        match entry.status:
-            case LedgerStatus.IN_FLIGHT:
-                return self._issue(run, entry)
-            case LedgerStatus.NEEDS_RECONCILE:
-                return self._reconcile(run, entry)
-            case LedgerStatus.APPLIED:
-                return self.observer.run(self.store.get_run(run.id))
-            case _:
-                raise InternalError(
-                    f"run {run.id} is at mutating with a {entry.status.value} mutation; "
-                    "only a retry run can attempt it again"
-                )
-
-    def _issue(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
-        """Make the external call of `entry` (durable first) and record what happened."""
-        what = f"ctx.{entry.connector}.{entry.operation}"
-        try:
-            result = call_with_deadline(
-                lambda: self.connectors.invoke(
-                    entry.connector,
-                    entry.operation,
-                    entry.params,
-                    idempotency_key=entry.idempotency_key,
-                ),
-                timeout_s=self.policy.mutation_timeout_s,
-                what=what,
-            )
-        except UncertainOutcome as exc:
-            return self._uncertain(run, entry, str(exc))
-        except (TransientError, PermissionDenied) as exc:
-            raise exc from None
-        except PreconditionFailed as exc:
-            self.observer.ledger(self.store.record_mutation_failed(entry.id, error=str(exc)))
-            raise
-        except KeepError as exc:
-            self.observer.ledger(self.store.record_mutation_failed(entry.id, error=str(exc)))
-            raise
-        self.observer.ledger(self.store.record_mutation_applied(entry.id, result))
-        return self.observer.run(self.store.get_run(run.id))
-
-    def _uncertain(self, run: RunRecord, entry: LedgerEntry, error: str) -> RunRecord:
-        declared = self.connectors.operation(entry.connector, entry.operation)
-        if not declared.reconcilable:
-            return self._indeterminate(
-                run,
-                self.store.get_ledger_entry(entry.id),
-                f"{error}; ctx.{entry.connector}.{entry.operation} cannot be reconciled, "
-                "so a person must say whether it happened",
-            )
-        if entry.status is LedgerStatus.IN_FLIGHT:
-            entry = self.observer.ledger(
-                self.store.record_needs_reconcile(
-                    entry.id, next_reconcile_at=self.now(), error=error
-                )
-            )
-        return self._reconcile(run, entry)
-
-    def _reconcile(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
-        declared = self.connectors.operation(entry.connector, entry.operation)
-        if not declared.reconcilable:
-            return self._indeterminate(run, entry, entry.error or "outcome unknown")
-        outcome = self.connectors.reconcile(
-            entry.connector, entry.operation, entry.params, entry.idempotency_key
-        )
-        match outcome.status:
-            case ReconcileStatus.APPLIED:
-                self.observer.ledger(self.store.record_mutation_applied(entry.id, outcome.result))
-                return self.observer.run(self.store.get_run(run.id))
-            case ReconcileStatus.FAILED:
-                return self._issue(run, self.store.get_ledger_entry(entry.id))
-            case ReconcileStatus.RETRY:
-                attempts = entry.reconcile_attempts + 1
-                if attempts >= self.policy.reconcile_attempts:
-                    return self._indeterminate(
-                        run,
-                        entry,
-                        f"reconciliation could not tell after {attempts} attempts: "
-                        f"{outcome.detail or 'no detail'}",
-                    )
-                delay = self.policy.reconcile_backoff.delay(attempts, unit_random=self.rng.random())
-                self.observer.ledger(
-                    self.store.record_needs_reconcile(
-                        entry.id,
-                        next_reconcile_at=self.now() + dt.timedelta(seconds=delay),
-                        error=outcome.detail,
-                    )
-                )
-                return self.observer.run(
-                    self.store.set_run_status(
-                        run.id,
-                        RunStatus.PAUSED_RECONCILIATION,
-                        error=f"outcome of ctx.{entry.connector}.{entry.operation} unknown; "
-                        f"checking again in {delay:.0f}s",
-                        failure=FailureKind.INDETERMINATE,
-                    )
-                )
-
-    def _indeterminate(self, run: RunRecord, entry: LedgerEntry, reason: str) -> RunRecord:
-        entry = self.observer.ledger(
-            self.store.record_mutation_indeterminate(entry.id, error=reason)
-        )
-        paused = self.observer.run(
-            self.store.set_run_status(
-                run.id,
-                RunStatus.PAUSED_RECONCILIATION,
-                error=reason,
-                failure=FailureKind.INDETERMINATE,
-            )
-        )
-        declared = self.connectors.operation(entry.connector, entry.operation)
-        actions = (["retry"] if declared.reconcilable else []) + ["didnt-happen", "skip"]
-        self.observer.escalated(
-            Escalation(
-                run_id=run.id,
-                workflow=run.workflow,
-                reason=f"{entry.ui_title or f'ctx.{entry.connector}.{entry.operation}'}: {reason}",
-                actions=actions,
-                ledger_id=entry.id,
-                created_at=self.now(),
-            )
-        )
-        return paused
+        return self.mutations.perform(run, mutation, list(loaded.record.grants))
 
     def _next(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
         assert run.prepare_result is not None
@@ -658,7 +489,7 @@ class Runtime:
             subscribed=subscribed,
             publishable=list(publishes if publishes is not None else loaded.manifest.topics),
             grants=list(self.store.get_workflow(run.workflow).grants),
-            message_id_seed=f"{run.workflow}\x1f{run.handler}\x1f{self._root(run)}",
+            message_id_seed=f"{run.workflow}\x1f{run.handler}\x1f{chain_root(self.store, run)}",
         )
 
     def _execute(
@@ -713,17 +544,8 @@ class Runtime:
     def _state_of(self, output: Completed | MutationRequested) -> JsonValue | Unchanged:
         if not isinstance(output, Completed) or not output.returned:
             return UNCHANGED
-        self._check_size(output.result, "the returned state")
+        check_size(output.result, "the returned state", self.policy)
         return output.result
-
-    def _check_size(self, value: JsonValue, what: str) -> None:
-        size = len(json.dumps(value, separators=(",", ":")))
-        if size > self.policy.sandbox.max_state_bytes:
-            raise LimitExceeded(
-                f"{what} is {size} bytes of JSON, over the limit of "
-                f"{self.policy.sandbox.max_state_bytes}; keep state small (cursors, counters)",
-                limit="state_bytes",
-            )
 
     # Failure handling
 
@@ -744,17 +566,13 @@ class Runtime:
             resume_at = self.now() + dt.timedelta(seconds=delay)
         if run.status is not RunStatus.ACTIVE:
             return run
-        failed = self.observer.run(
-            self.store.set_run_status(
-                run.id,
-                decision.status,
-                error=str(exc),
-                failure=kind,
-                resume_at=resume_at,
-                logs=self._logs.pop(run.id, []),
-                release_reservations=decision.release_reservations
-                and run.kind is HandlerKind.CONSUMER,
-            )
+        failed = self._pause(
+            run,
+            decision.status,
+            error=str(exc),
+            failure=kind,
+            resume_at=resume_at,
+            release_reservations=decision.release_reservations and run.kind is HandlerKind.CONSUMER,
         )
         if decision.escalate and isinstance(exc, PermissionDenied):
             self.observer.escalated(
@@ -769,15 +587,30 @@ class Runtime:
             )
         return failed
 
-    # Helpers
+    def _pause(
+        self,
+        run: RunRecord,
+        status: RunStatus,
+        *,
+        error: str,
+        failure: FailureKind,
+        resume_at: dt.datetime | None = None,
+        release_reservations: bool = False,
+    ) -> RunRecord:
+        """Move an active run to `status`, saving the logs its phases captured."""
+        return self.observer.run(
+            self.store.set_run_status(
+                run.id,
+                status,
+                error=error,
+                failure=failure,
+                resume_at=resume_at,
+                logs=self._logs.pop(run.id, []),
+                release_reservations=release_reservations,
+            )
+        )
 
-    def _root(self, run: RunRecord) -> str:
-        """The first run of a retry chain: keys and host messageIds derive from it."""
-        seen = {run.id}
-        while run.retry_of is not None and run.retry_of not in seen:
-            seen.add(run.retry_of)
-            run = self.store.get_run(run.retry_of)
-        return run.id
+    # Helpers
 
     def _load(self, workflow: str, version: int | None = None) -> _Loaded:
         record = self.store.get_workflow(workflow)

@@ -1,0 +1,235 @@
+"""The host side of a run's one mutation: ledger entry first, then the call, then the outcome.
+
+`MutationDesk` never runs script code: it receives the mutation a ``mutate``
+phase asked for and owns everything after. The ledger entry is durable before
+the external call; a call the service says did not happen is re-issued with the
+same idempotency key; an uncertain outcome is reconciled, and escalated to a
+person when reconciliation cannot tell.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from keep_sdk.connectors import ConnectorSet, idempotency_key
+from keep_sdk.errors import (
+    InternalError,
+    KeepError,
+    PermissionDenied,
+    TransientError,
+    UncertainOutcome,
+)
+from keep_sdk.model import (
+    Escalation,
+    FailureKind,
+    HostPolicy,
+    LedgerEntry,
+    LedgerStatus,
+    ReconcileStatus,
+    RunRecord,
+    RunStatus,
+)
+from keep_sdk.runtime.deadline import call_with_deadline
+from keep_sdk.runtime.observer import Observer
+
+if TYPE_CHECKING:
+    from keep_sdk.sandbox import MutationRequested
+    from keep_sdk.stores import Store
+
+__all__ = ["MutationDesk", "Pause", "chain_root"]
+
+
+class Pause(Protocol):
+    """Pauses a run with a status and a reason, keeping its logs; returns the run."""
+
+    def __call__(
+        self, run: RunRecord, status: RunStatus, *, error: str, failure: FailureKind
+    ) -> RunRecord: ...
+
+
+def chain_root(store: Store, run: RunRecord) -> str:
+    """The first run of `run`'s retry chain: keys and host messageIds derive from it."""
+    seen = {run.id}
+    while run.retry_of is not None and run.retry_of not in seen:
+        seen.add(run.retry_of)
+        run = store.get_run(run.retry_of)
+    return run.id
+
+
+class MutationDesk:
+    """Performs, settles and reconciles mutations for the runtime."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        connectors: ConnectorSet,
+        policy: HostPolicy,
+        observer: Observer,
+        now: Callable[[], dt.datetime],
+        rng: random.Random,
+        pause: Pause,
+    ) -> None:
+        self.store = store
+        self.connectors = connectors
+        self.policy = policy
+        self.observer = observer
+        self.now = now
+        self.rng = rng
+        self.pause = pause
+
+    def perform(self, run: RunRecord, mutation: MutationRequested, grants: list[str]) -> RunRecord:
+        """Check and record the mutation `mutate` asked for, then make the call.
+
+        Arguments are validated against the operation's model and the permission
+        checked before anything is written; the ledger entry is durable before
+        the external call.
+        """
+        what = f"ctx.{mutation.connector}.{mutation.operation}"
+        declared = self.connectors.operation(mutation.connector, mutation.operation)
+        args = declared.parse(mutation.arguments, connector=mutation.connector)
+        if declared.permission not in grants:
+            raise PermissionDenied(
+                f"{what} needs the permission {declared.permission!r}, which "
+                f"workflow {run.workflow!r} has not been granted; grant it with "
+                f"`keep grant {run.workflow} {declared.permission}`",
+                permission=declared.permission,
+            )
+        prepared = run.prepare_result
+        entry = self.observer.ledger(
+            self.store.record_mutation_intent(
+                run.id,
+                connector=mutation.connector,
+                operation=mutation.operation,
+                params=args.model_dump(mode="json", by_alias=True),
+                idempotency_key=idempotency_key(
+                    run.workflow, run.handler, chain_root(self.store, run)
+                ),
+                ui_title=prepared.ui.title if prepared and prepared.ui else None,
+            )
+        )
+        return self.issue(run, entry)
+
+    def settle(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
+        """Continue a run whose mutation was already handed to the host."""
+        match entry.status:
+            case LedgerStatus.IN_FLIGHT:
+                return self.issue(run, entry)
+            case LedgerStatus.NEEDS_RECONCILE:
+                return self.reconcile(run, entry)
+            case LedgerStatus.APPLIED:
+                return self.observer.run(self.store.get_run(run.id))
+            case _:
+                raise InternalError(
+                    f"run {run.id} is at mutating with a {entry.status.value} mutation; "
+                    "only a retry run can attempt it again"
+                )
+
+    def issue(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
+        """Make the external call of `entry` and record what happened.
+
+        A transient or permission failure leaves the entry ``in_flight`` (the
+        service says nothing happened; resuming re-issues the same call) and
+        propagates; any other definite failure marks it ``failed`` and propagates.
+        """
+        try:
+            result = call_with_deadline(
+                lambda: self.connectors.invoke(
+                    entry.connector,
+                    entry.operation,
+                    entry.params,
+                    idempotency_key=entry.idempotency_key,
+                ),
+                timeout_s=self.policy.mutation_timeout_s,
+                what=f"ctx.{entry.connector}.{entry.operation}",
+            )
+        except UncertainOutcome as exc:
+            return self._uncertain(run, entry, str(exc))
+        except (TransientError, PermissionDenied):
+            raise
+        except KeepError as exc:
+            self.observer.ledger(self.store.record_mutation_failed(entry.id, error=str(exc)))
+            raise
+        self.observer.ledger(self.store.record_mutation_applied(entry.id, result))
+        return self.observer.run(self.store.get_run(run.id))
+
+    def reconcile(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
+        """Ask the connector whether the mutation happened and act on the answer."""
+        declared = self.connectors.operation(entry.connector, entry.operation)
+        if not declared.reconcilable:
+            return self._indeterminate(run, entry, entry.error or "outcome unknown")
+        outcome = self.connectors.reconcile(
+            entry.connector, entry.operation, entry.params, entry.idempotency_key
+        )
+        match outcome.status:
+            case ReconcileStatus.APPLIED:
+                self.observer.ledger(self.store.record_mutation_applied(entry.id, outcome.result))
+                return self.observer.run(self.store.get_run(run.id))
+            case ReconcileStatus.FAILED:
+                return self.issue(run, self.store.get_ledger_entry(entry.id))
+            case ReconcileStatus.RETRY:
+                attempts = entry.reconcile_attempts + 1
+                if attempts >= self.policy.reconcile_attempts:
+                    return self._indeterminate(
+                        run,
+                        entry,
+                        f"reconciliation could not tell after {attempts} attempts: "
+                        f"{outcome.detail or 'no detail'}",
+                    )
+                delay = self.policy.reconcile_backoff.delay(attempts, unit_random=self.rng.random())
+                self.observer.ledger(
+                    self.store.record_needs_reconcile(
+                        entry.id,
+                        next_reconcile_at=self.now() + dt.timedelta(seconds=delay),
+                        error=outcome.detail,
+                    )
+                )
+                return self.pause(
+                    run,
+                    RunStatus.PAUSED_RECONCILIATION,
+                    error=f"outcome of ctx.{entry.connector}.{entry.operation} unknown; "
+                    f"checking again in {delay:.0f}s",
+                    failure=FailureKind.INDETERMINATE,
+                )
+
+    def _uncertain(self, run: RunRecord, entry: LedgerEntry, error: str) -> RunRecord:
+        declared = self.connectors.operation(entry.connector, entry.operation)
+        if not declared.reconcilable:
+            return self._indeterminate(
+                run,
+                entry,
+                f"{error}; ctx.{entry.connector}.{entry.operation} cannot be reconciled, "
+                "so a person must say whether it happened",
+            )
+        if entry.status is LedgerStatus.IN_FLIGHT:
+            entry = self.observer.ledger(
+                self.store.record_needs_reconcile(
+                    entry.id, next_reconcile_at=self.now(), error=error
+                )
+            )
+        return self.reconcile(run, entry)
+
+    def _indeterminate(self, run: RunRecord, entry: LedgerEntry, reason: str) -> RunRecord:
+        entry = self.observer.ledger(
+            self.store.record_mutation_indeterminate(entry.id, error=reason)
+        )
+        paused = self.pause(
+            run, RunStatus.PAUSED_RECONCILIATION, error=reason, failure=FailureKind.INDETERMINATE
+        )
+        declared = self.connectors.operation(entry.connector, entry.operation)
+        actions = (["retry"] if declared.reconcilable else []) + ["didnt-happen", "skip"]
+        subject = entry.ui_title or f"ctx.{entry.connector}.{entry.operation}"
+        self.observer.escalated(
+            Escalation(
+                run_id=run.id,
+                workflow=run.workflow,
+                reason=f"{subject}: {reason}",
+                actions=actions,
+                ledger_id=entry.id,
+                created_at=self.now(),
+            )
+        )
+        return paused
