@@ -1,0 +1,67 @@
+"""Stores: durable topics, runs, handler state, the mutation ledger, audit log and leases.
+
+`Store` is the protocol (the commit points of the execution model plus the
+queries the scheduler and CLI need); `MemoryStore` is the reference,
+`SqlStore` keeps data in SQLite or PostgreSQL; `open_store(url)` picks one by
+URL scheme, including schemes plugins register.
+"""
+
+from keep_sdk.stores._models import (
+    UNCHANGED,
+    AuditEntry,
+    ConsumerWake,
+    HandlerRecord,
+    HandlerSpec,
+    Lease,
+    Publication,
+    PublishOutcome,
+    PublishResult,
+    Resolution,
+    RunCommit,
+    Unchanged,
+    WakeReason,
+    WorkflowRecord,
+    WorkflowVersion,
+)
+from keep_sdk.stores._open import DEFAULT_STORE_URL, open_store, store_scheme
+from keep_sdk.stores._protocol import (
+    Clock,
+    FaultHook,
+    Store,
+    SupportsBulkLoad,
+    SupportsFaultInjection,
+    SupportsPeekCost,
+    utc_now,
+)
+from keep_sdk.stores.memory import MemoryStore
+from keep_sdk.stores.sql import SqlStore
+
+__all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
+    "AuditEntry",
+    "Clock",
+    "ConsumerWake",
+    "DEFAULT_STORE_URL",
+    "FaultHook",
+    "HandlerRecord",
+    "HandlerSpec",
+    "Lease",
+    "MemoryStore",
+    "Publication",
+    "PublishOutcome",
+    "PublishResult",
+    "Resolution",
+    "RunCommit",
+    "SqlStore",
+    "Store",
+    "SupportsBulkLoad",
+    "SupportsFaultInjection",
+    "SupportsPeekCost",
+    "UNCHANGED",
+    "Unchanged",
+    "WakeReason",
+    "WorkflowRecord",
+    "WorkflowVersion",
+    "open_store",
+    "store_scheme",
+    "utc_now",
+]

@@ -1,0 +1,207 @@
+"""A throwaway PostgreSQL server for tests: initdb into a directory, serve on loopback, stop.
+
+Used by keep-sdk's own tests and reusable by a store plugin's tests::
+
+    server = PostgresServer.start(tmp_path / "pg")
+    url = server.create_database("keep_test")   # postgresql://postgres@127.0.0.1:PORT/keep_test
+    ...
+    server.stop()
+
+When the environment variable ``KEEP_TEST_POSTGRES_URL`` is set,
+`postgres_server_from_env` uses that server instead of starting one. Missing
+binaries raise `PostgresUnavailable` with a message saying what to install:
+tests must fail, never skip, when PostgreSQL is missing.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["TEST_URL_ENV", "PostgresServer", "PostgresUnavailable", "find_postgres_bin"]
+
+TEST_URL_ENV = "KEEP_TEST_POSTGRES_URL"
+"""Set to a ``postgresql://`` URL (a role allowed to CREATE DATABASE) to use that server."""
+
+
+class PostgresUnavailable(RuntimeError):
+    """PostgreSQL binaries are missing or the server would not start."""
+
+
+def find_postgres_bin() -> Path:
+    """The directory holding ``initdb`` and ``pg_ctl``.
+
+    Looks on ``PATH``, then in ``/usr/lib/postgresql/*/bin`` (newest first).
+    """
+    on_path = shutil.which("initdb")
+    if on_path:
+        return Path(on_path).parent
+    candidates = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: (
+            int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0
+        ),
+        reverse=True,
+    )
+    if candidates:
+        return Path(candidates[0]).parent
+    raise PostgresUnavailable(
+        "PostgreSQL server binaries (initdb, pg_ctl) were not found on PATH or in "
+        "/usr/lib/postgresql/*/bin; install PostgreSQL (e.g. apt-get install postgresql) "
+        f"or set {TEST_URL_ENV} to a server the tests may use"
+    )
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _as_postgres_user(command: list[str]) -> list[str]:
+    if os.geteuid() != 0:
+        return command
+    runuser = shutil.which("runuser")
+    if runuser is None:
+        raise PostgresUnavailable("running as root needs `runuser` to start PostgreSQL as postgres")
+    return [runuser, "-u", "postgres", "--", *command]
+
+
+def _chown_to_postgres(path: Path) -> None:
+    if os.geteuid() != 0:
+        return
+    import pwd
+
+    try:
+        entry = pwd.getpwnam("postgres")
+    except KeyError:
+        raise PostgresUnavailable(
+            "running as root, but there is no `postgres` user to run the server as"
+        ) from None
+    for current in [path, *path.rglob("*")]:
+        os.chown(current, entry.pw_uid, entry.pw_gid)
+    parent = path.parent
+    while parent != parent.parent:
+        mode = parent.stat().st_mode
+        if not mode & 0o001:
+            os.chmod(parent, mode | 0o001)
+        parent = parent.parent
+
+
+@dataclass
+class PostgresServer:
+    """A PostgreSQL server the tests own (started here) or borrow (from a URL)."""
+
+    admin_url: str
+    data_dir: Path | None = None
+    bin_dir: Path | None = None
+    databases: list[str] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, directory: Path) -> PostgresServer:
+        """initdb into `directory` and start a server on a free loopback port."""
+        bin_dir = find_postgres_bin()
+        directory.mkdir(parents=True, exist_ok=True)
+        data_dir = directory / "data"
+        socket_dir = directory / "socket"
+        socket_dir.mkdir(exist_ok=True)
+        _chown_to_postgres(directory)
+        port = _free_port()
+        _run(
+            _as_postgres_user(
+                [
+                    str(bin_dir / "initdb"),
+                    "-D",
+                    str(data_dir),
+                    "-U",
+                    "postgres",
+                    "-A",
+                    "trust",
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                ]
+            ),
+            "initdb",
+        )
+        options = (
+            f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={socket_dir} "
+            "-c fsync=on -c max_connections=100 -c shared_buffers=64MB"
+        )
+        _run(
+            _as_postgres_user(
+                [
+                    str(bin_dir / "pg_ctl"),
+                    "-D",
+                    str(data_dir),
+                    "-o",
+                    options,
+                    "-w",
+                    "-t",
+                    "60",
+                    "-l",
+                    str(directory / "server.log"),
+                    "start",
+                ]
+            ),
+            "pg_ctl start",
+        )
+        return cls(
+            admin_url=f"postgresql://postgres@127.0.0.1:{port}/postgres",
+            data_dir=data_dir,
+            bin_dir=bin_dir,
+        )
+
+    @classmethod
+    def from_env(cls) -> PostgresServer | None:
+        """The server named by ``KEEP_TEST_POSTGRES_URL``, or None when it is not set."""
+        url = os.environ.get(TEST_URL_ENV)
+        return cls(admin_url=url) if url else None
+
+    def create_database(self, prefix: str = "keep_test") -> str:
+        """Create a new empty database and return its URL."""
+        import psycopg
+
+        name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        self.databases.append(name)
+        base, _, _ = self.admin_url.rpartition("/")
+        return f"{base}/{name}"
+
+    def stop(self) -> None:
+        """Stop a server started here (fast shutdown), or drop the databases made on a borrowed
+        one."""
+        if self.data_dir is None or self.bin_dir is None:
+            self._drop_databases()
+            return
+        subprocess.run(
+            _as_postgres_user(
+                [str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), "-m", "fast", "-w", "stop"]
+            ),
+            check=False,
+            capture_output=True,
+        )
+
+    def _drop_databases(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            for name in self.databases:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        self.databases.clear()
+
+
+def _run(command: list[str], what: str) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise PostgresUnavailable(
+            f"{what} failed (exit {done.returncode}): {done.stderr.strip() or done.stdout.strip()}"
+        )

@@ -1,0 +1,54 @@
+"""The store conformance suite: subclass `StoreConformance`, override the `store` fixture.
+
+Each mixin covers one area and can be used alone; `StoreConformance` is all of
+them. Capabilities (`supports_processes`, `supports_reopen`,
+`supports_fault_injection`, `supports_threads`) are class attributes with
+conservative defaults; a test needing one the class does not declare is skipped
+with the capability's name.
+"""
+
+from keep_sdk.conformance.stores._support import (
+    FaultInjector,
+    InjectedFault,
+    ManualClock,
+    snapshot,
+)
+from keep_sdk.conformance.stores.backlog import BacklogTests
+from keep_sdk.conformance.stores.base import StoreTestBase
+from keep_sdk.conformance.stores.commits import CommitTests
+from keep_sdk.conformance.stores.leases import LeaseTests
+from keep_sdk.conformance.stores.ledger import LedgerTests
+from keep_sdk.conformance.stores.publish import PublishTests
+from keep_sdk.conformance.stores.queries import QueryTests
+from keep_sdk.conformance.stores.reservations import ReservationTests
+from keep_sdk.conformance.stores.runs import RunTests
+
+__all__ = [
+    "BacklogTests",
+    "CommitTests",
+    "FaultInjector",
+    "InjectedFault",
+    "LeaseTests",
+    "LedgerTests",
+    "ManualClock",
+    "PublishTests",
+    "QueryTests",
+    "ReservationTests",
+    "RunTests",
+    "StoreConformance",
+    "StoreTestBase",
+    "snapshot",
+]
+
+
+class StoreConformance(
+    PublishTests,
+    RunTests,
+    ReservationTests,
+    CommitTests,
+    LedgerTests,
+    QueryTests,
+    LeaseTests,
+    BacklogTests,
+):
+    """Every store test. Subclass it as ``Test<YourStore>`` and override `store`."""

@@ -1,0 +1,489 @@
+"""The Store protocol: the commit points of the execution model, the queries, the leases.
+
+Every method is atomic: it either does all it says or, raising, changes nothing.
+A precondition that does not hold raises a `StoreConflict` subclass naming what
+was wrong; a missing workflow, run, event or ledger entry raises `NotFound`.
+Nothing is skipped silently. Times come from the store's clock (aware UTC).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+from pydantic import JsonValue
+
+from keep_sdk.model import (
+    Event,
+    EventStatus,
+    FailureKind,
+    HandlerKind,
+    LedgerEntry,
+    LedgerStatus,
+    MutationApplied,
+    MutationNone,
+    MutationSkipped,
+    PrepareResult,
+    RunPhase,
+    RunRecord,
+    RunStatus,
+)
+from keep_sdk.stores._models import (
+    UNCHANGED,
+    AuditEntry,
+    ConsumerWake,
+    HandlerRecord,
+    HandlerSpec,
+    Lease,
+    Publication,
+    PublishResult,
+    Resolution,
+    RunCommit,
+    Unchanged,
+    WorkflowRecord,
+    WorkflowVersion,
+)
+
+__all__ = [
+    "Clock",
+    "FaultHook",
+    "Store",
+    "SupportsBulkLoad",
+    "SupportsFaultInjection",
+    "SupportsPeekCost",
+    "utc_now",
+]
+
+Clock = Callable[[], dt.datetime]
+"""Returns the current time as an aware UTC datetime; stores take one to make time testable."""
+
+FaultHook = Callable[[str], None]
+"""Called by a store between the writes of a commit point with the point's name; may raise."""
+
+MutationResultValue = MutationApplied | MutationNone | MutationSkipped
+
+
+def utc_now() -> dt.datetime:
+    """The wall-clock time as an aware UTC datetime (the default `Clock`)."""
+    return dt.datetime.now(dt.UTC)
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Durable topics, runs, handler state, the mutation ledger, the audit log and leases.
+
+    The runtime and scheduler call exactly these methods; each one is a commit
+    point or a query. Conflicts raise (and change nothing):
+
+    - `ActiveRunExists`: a second active run in a workflow;
+    - `WorkflowPaused`: beginning a run in a paused workflow;
+    - `RunNotActive`: advancing a run that is paused, failed, crashed or committed;
+    - `PhaseConflict`: a commit point the run's phase does not allow;
+    - `EventNotPending`: reserving or skipping an event that is not pending;
+    - `MutationConflict`: a ledger change the entry's status does not allow;
+    - `LeaseLost`: heartbeating or releasing a lease that expired or was taken over.
+    """
+
+    # Workflows
+
+    def deploy(
+        self,
+        name: str,
+        source: str,
+        manifest: JsonValue,
+        *,
+        handlers: Sequence[HandlerSpec] = (),
+    ) -> int:
+        """Store a new version of workflow `name` and make it current; return its number.
+
+        Versions start at 1 and are kept. Topics, events, handler state and grants
+        survive a new version. Every producer in `handlers` becomes due now; a
+        handler left out of the new version keeps its state but is no longer
+        scheduled.
+        """
+        ...
+
+    def get_workflow(self, name: str) -> WorkflowRecord:
+        """The workflow's current version, paused flag and grants. `NotFound` if not deployed."""
+        ...
+
+    def get_workflow_version(self, name: str, version: int | None = None) -> WorkflowVersion:
+        """Source, manifest and handlers of one version (the current one by default)."""
+        ...
+
+    def list_workflows(self) -> list[WorkflowRecord]:
+        """Every deployed workflow, by name."""
+        ...
+
+    def pause_workflow(self, name: str, *, actor: str, reason: str | None = None) -> WorkflowRecord:
+        """Stop new runs from beginning (`WorkflowPaused`); audited. Pausing twice is a no-op."""
+        ...
+
+    def resume_workflow(self, name: str, *, actor: str) -> WorkflowRecord:
+        """Let runs begin again; audited."""
+        ...
+
+    def grant_permission(self, name: str, permission: str, *, actor: str) -> WorkflowRecord:
+        """Grant `permission` (``"sheets.write"``) to the workflow; audited; idempotent."""
+        ...
+
+    def revoke_permission(self, name: str, permission: str, *, actor: str) -> WorkflowRecord:
+        """Revoke `permission`; audited. `NotFound` if it was not granted."""
+        ...
+
+    # Handlers
+
+    def get_handler(self, workflow: str, handler: str) -> HandlerRecord:
+        """A handler's state, wakeAt and next run time. `NotFound` if never declared."""
+        ...
+
+    def list_handlers(self, workflow: str) -> list[HandlerRecord]:
+        """Every handler the workflow ever declared, by name."""
+        ...
+
+    def set_next_run_at(
+        self, workflow: str, handler: str, next_run_at: dt.datetime | None
+    ) -> HandlerRecord:
+        """Set when a producer is next due (None: never, until set again)."""
+        ...
+
+    def set_wake_at(
+        self, workflow: str, handler: str, wake_at: dt.datetime | None
+    ) -> HandlerRecord:
+        """Set or clear a consumer's wakeAt outside a run (`save_prepare_result` also sets it)."""
+        ...
+
+    # Events
+
+    def publish(
+        self, workflow: str, publication: Publication, *, created_by: str | None = None
+    ) -> PublishResult:
+        """Publish one event, idempotently per (workflow, topic, messageId).
+
+        New: stored pending (`CREATED`). Existing and pending: title and payload
+        are replaced, last write wins (`REPLACED`). Existing and reserved,
+        consumed or skipped: nothing changes (`DUPLICATE`).
+        """
+        ...
+
+    def get_event(self, event_id: str) -> Event:
+        """The event with host id `event_id`. `NotFound` otherwise."""
+        ...
+
+    def pending_events(self, workflow: str, topic: str, *, limit: int) -> list[Event]:
+        """Up to `limit` pending events of the topic, oldest first.
+
+        Cost depends on `limit`, not on how many consumed events the topic holds.
+        """
+        ...
+
+    def events_by_ids(self, workflow: str, topic: str, message_ids: Sequence[str]) -> list[Event]:
+        """The events of the topic with these messageIds, in the order asked; unknown ids
+        are left out. Any status."""
+        ...
+
+    def list_events(
+        self,
+        workflow: str,
+        *,
+        topic: str | None = None,
+        status: EventStatus | None = None,
+        limit: int | None = None,
+    ) -> list[Event]:
+        """Events of the workflow in publish order, optionally of one topic or status."""
+        ...
+
+    def skip_event(self, event_id: str, *, actor: str, reason: str | None = None) -> Event:
+        """A person skips a pending event: it is never delivered; audited.
+
+        `EventNotPending` if it is reserved, consumed or already skipped.
+        """
+        ...
+
+    # Runs
+
+    def begin_run(
+        self,
+        workflow: str,
+        handler: str,
+        kind: HandlerKind,
+        *,
+        input_state: JsonValue = None,
+        retry_of: str | None = None,
+        phase: RunPhase = RunPhase.PREPARING,
+        version: int | None = None,
+    ) -> RunRecord:
+        """Create an active run of `handler` on `version` (the current one by default).
+
+        Refused with `ActiveRunExists` while the workflow has an active run
+        (the database enforces it too) and with `WorkflowPaused` while paused.
+        A new run starts at ``preparing``. A retry (`retry_of`, a finished run of
+        the same handler) may start at a later phase: it copies the prepare
+        result and the known mutation result and takes over the reservations
+        the old run still holds; a retry starting at ``preparing`` releases them
+        instead (pending again, attempt + 1).
+        """
+        ...
+
+    def get_run(self, run_id: str) -> RunRecord:
+        """The run with id `run_id`. `NotFound` otherwise."""
+        ...
+
+    def list_runs(
+        self,
+        *,
+        workflow: str | None = None,
+        status: RunStatus | None = None,
+        limit: int | None = None,
+    ) -> list[RunRecord]:
+        """Runs in creation order, optionally of one workflow and one status."""
+        ...
+
+    def active_runs(self) -> list[RunRecord]:
+        """Every active run (after a restart these are the runs that crashed)."""
+        ...
+
+    def save_prepare_result(self, run_id: str, result: PrepareResult) -> RunRecord:
+        """Persist `result`, reserve every event it lists and move the run to ``prepared``.
+
+        All or nothing: an unknown messageId raises `NotFound`, one that is not
+        pending raises `EventNotPending`, both naming the offending ids. The
+        consumer's wakeAt becomes `result.wake_at` (None clears it).
+        """
+        ...
+
+    def advance_phase(self, run_id: str, phase: RunPhase) -> RunRecord:
+        """Move an active run forward to ``mutating`` or ``emitting``.
+
+        ``prepared``, ``mutated`` and ``committed`` are reached only through
+        their own commit points; anything else is a `PhaseConflict`.
+        """
+        ...
+
+    def set_run_status(
+        self,
+        run_id: str,
+        status: RunStatus,
+        *,
+        error: str | None = None,
+        failure: FailureKind | None = None,
+        resume_at: dt.datetime | None = None,
+        release_reservations: bool = False,
+        logs: Sequence[str] = (),
+    ) -> RunRecord:
+        """Pause, fail, crash or resume a run; the phase never changes.
+
+        ``active`` resumes a paused run. Finished runs (failed, crashed,
+        committed) cannot change. With `release_reservations`, the events the
+        run holds become pending again with attempt + 1; refused with
+        `MutationConflict` once its mutation may have happened.
+        """
+        ...
+
+    def commit_consumer_run(
+        self,
+        run_id: str,
+        *,
+        state: JsonValue | Unchanged = UNCHANGED,
+        publishes: Sequence[Publication] = (),
+        mutation_result: MutationResultValue | None = None,
+        logs: Sequence[str] = (),
+    ) -> RunCommit:
+        """Commit a consumer run in one transaction.
+
+        Its reservations become consumed (skipped when the mutation was skipped),
+        `state` becomes the handler state, `publishes` are published
+        idempotently, and the run is committed. The run must be active at
+        ``prepared``, ``mutated`` or ``emitting`` with its mutation settled.
+        """
+        ...
+
+    def commit_producer_run(
+        self,
+        run_id: str,
+        *,
+        state: JsonValue | Unchanged = UNCHANGED,
+        publishes: Sequence[Publication] = (),
+        next_run_at: dt.datetime | None,
+        logs: Sequence[str] = (),
+    ) -> RunCommit:
+        """Commit a producer run: state, publishes, next due time and the run, together."""
+        ...
+
+    # The mutation ledger
+
+    def record_mutation_intent(
+        self,
+        run_id: str,
+        *,
+        connector: str,
+        operation: str,
+        params: JsonValue,
+        idempotency_key: str,
+        ui_title: str | None = None,
+    ) -> LedgerEntry:
+        """Write the run's ledger entry as ``in_flight``; durable when this returns.
+
+        The run must be an active consumer run at ``mutating``; a run has at
+        most one entry (`MutationConflict`, enforced by the database too).
+        """
+        ...
+
+    def record_mutation_applied(self, ledger_id: str, result: JsonValue) -> LedgerEntry:
+        """The mutation took effect: entry ``applied``, run ``mutated`` with its result, together.
+
+        From ``in_flight`` or ``needs_reconcile``.
+        """
+        ...
+
+    def record_mutation_failed(self, ledger_id: str, *, error: str) -> LedgerEntry:
+        """The mutation definitely did not happen: entry ``failed``. From in_flight or
+        needs_reconcile."""
+        ...
+
+    def record_needs_reconcile(
+        self, ledger_id: str, *, next_reconcile_at: dt.datetime, error: str | None = None
+    ) -> LedgerEntry:
+        """The outcome is uncertain: entry ``needs_reconcile``, due at `next_reconcile_at`.
+
+        From ``in_flight`` (attempts stay 0) or ``needs_reconcile`` (a reconcile
+        attempt answered retry: attempts + 1).
+        """
+        ...
+
+    def record_mutation_indeterminate(
+        self, ledger_id: str, *, error: str | None = None
+    ) -> LedgerEntry:
+        """Reconciliation gave up: entry ``indeterminate``; a person must resolve it."""
+        ...
+
+    def resolve_mutation(
+        self,
+        ledger_id: str,
+        resolution: Resolution,
+        *,
+        actor: str,
+        detail: str | None = None,
+        result: JsonValue = None,
+    ) -> LedgerEntry:
+        """A person resolves an ``indeterminate`` or ``needs_reconcile`` mutation; audited.
+
+        `HAPPENED`: entry applied with `result` (what reconciliation found, None
+        when unknown), run ``mutated`` with the same result.
+        `DIDNT_HAPPEN`: entry failed (a retry run may mutate again).
+        `SKIP`: entry stays indeterminate, run ``emitting`` with mutation result
+        skipped (its events become skipped on commit).
+        """
+        ...
+
+    def get_ledger_entry(self, ledger_id: str) -> LedgerEntry:
+        """The ledger entry `ledger_id`. `NotFound` otherwise."""
+        ...
+
+    def ledger_entry_for_run(self, run_id: str) -> LedgerEntry | None:
+        """The run's ledger entry, or None when it recorded no mutation."""
+        ...
+
+    def list_ledger(
+        self,
+        *,
+        workflow: str | None = None,
+        status: LedgerStatus | None = None,
+        limit: int | None = None,
+    ) -> list[LedgerEntry]:
+        """Ledger entries in creation order, optionally of one workflow and status."""
+        ...
+
+    def due_reconciliations(self, now: dt.datetime | None = None) -> list[LedgerEntry]:
+        """Entries in ``needs_reconcile`` whose next attempt is due, earliest first."""
+        ...
+
+    # Scheduling queries
+
+    def due_producers(self, now: dt.datetime | None = None) -> list[HandlerRecord]:
+        """Producers of unpaused workflows' current versions with next_run_at <= now,
+        earliest first."""
+        ...
+
+    def consumers_to_wake(self, now: dt.datetime | None = None) -> list[ConsumerWake]:
+        """Consumers of unpaused workflows' current versions that have pending events in a
+        subscribed topic, or whose wakeAt is due; by workflow and handler name."""
+        ...
+
+    # Audit
+
+    def record_audit(
+        self,
+        *,
+        actor: str,
+        action: str,
+        target: str,
+        workflow: str | None = None,
+        detail: JsonValue = None,
+    ) -> AuditEntry:
+        """Append an entry to the audit log (person actions the store does not perform itself)."""
+        ...
+
+    def audit_log(
+        self,
+        *,
+        workflow: str | None = None,
+        after_seq: int = 0,
+        limit: int | None = None,
+    ) -> list[AuditEntry]:
+        """Audit entries with seq > `after_seq`, oldest first, optionally of one workflow."""
+        ...
+
+    # Leases
+
+    def acquire_lease(self, workflow: str, owner: str, *, ttl: dt.timedelta) -> Lease | None:
+        """Claim the workflow for `owner` until now + `ttl`; None while another owner holds it.
+
+        An expired lease is taken over with a compare-and-swap (exactly one of
+        several racing owners wins) and a new token. The owner's own live lease
+        is renewed.
+        """
+        ...
+
+    def heartbeat_lease(self, lease: Lease, *, ttl: dt.timedelta) -> Lease:
+        """Extend a live lease to now + `ttl`. `LeaseLost` if it expired or was taken over."""
+        ...
+
+    def release_lease(self, lease: Lease) -> None:
+        """Give the lease up. `LeaseLost` if it was already taken over."""
+        ...
+
+    def get_lease(self, workflow: str) -> Lease | None:
+        """The current lease on the workflow (perhaps expired), or None."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the store must not be used afterwards."""
+        ...
+
+
+@runtime_checkable
+class SupportsFaultInjection(Protocol):
+    """A store that calls `fault_hook` between the writes of its commit points."""
+
+    fault_hook: FaultHook | None
+
+
+@runtime_checkable
+class SupportsPeekCost(Protocol):
+    """A store that can report the work a `pending_events` call does."""
+
+    def peek_cost(self, workflow: str, topic: str, *, limit: int) -> int:
+        """Rows (or index entries, or VM steps) examined by ``pending_events`` with these
+        arguments; the conformance suite checks it does not grow with consumed events."""
+        ...
+
+
+@runtime_checkable
+class SupportsBulkLoad(Protocol):
+    """A store that can load many events at once (backlog tests and benchmarks)."""
+
+    def bulk_load_events(self, workflow: str, events: Sequence[Event]) -> None:
+        """Insert `events` as given (status included), bypassing publish; one transaction."""
+        ...

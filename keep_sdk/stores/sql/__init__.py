@@ -1,0 +1,14 @@
+"""The SQL store (SQLAlchemy 2 Core) for SQLite and PostgreSQL, and its schema."""
+
+from keep_sdk.stores.sql._engine import create_store_engine, sqlalchemy_url
+from keep_sdk.stores.sql._schema import SCHEMA_VERSION, UPGRADES, metadata
+from keep_sdk.stores.sql.store import SqlStore
+
+__all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
+    "SCHEMA_VERSION",
+    "SqlStore",
+    "UPGRADES",
+    "create_store_engine",
+    "metadata",
+    "sqlalchemy_url",
+]

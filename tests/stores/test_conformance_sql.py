@@ -1,0 +1,44 @@
+"""The shipped store suite against the SQL store on SQLite and on a real PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from keep_sdk.conformance import ManualClock, StoreConformance
+from keep_sdk.stores import SqlStore
+
+
+class TestSqliteStore(StoreConformance):
+    supports_processes = True
+    supports_reopen = True
+    supports_fault_injection = True
+
+    @pytest.fixture
+    def store_url(self, tmp_path: Path) -> str:
+        return f"sqlite:///{tmp_path}/keep.db"
+
+    @pytest.fixture
+    def store(self, store_url: str, clock: ManualClock) -> Iterator[SqlStore]:
+        store = SqlStore(store_url, clock=clock)
+        yield store
+        store.close()
+
+
+@pytest.mark.postgres
+class TestPostgresStore(StoreConformance):
+    supports_processes = True
+    supports_reopen = True
+    supports_fault_injection = True
+
+    @pytest.fixture
+    def store_url(self, postgres_url: str) -> str:
+        return postgres_url
+
+    @pytest.fixture
+    def store(self, store_url: str, clock: ManualClock) -> Iterator[SqlStore]:
+        store = SqlStore(store_url, clock=clock)
+        yield store
+        store.close()

@@ -1,0 +1,127 @@
+"""open_store: built-in schemes, the default location, plugin schemes, bad URLs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from keep_sdk.errors import ConfigurationError
+from keep_sdk.plugins import default_plugins, hookimpl
+from keep_sdk.stores import DEFAULT_STORE_URL, MemoryStore, SqlStore, open_store, store_scheme
+from keep_sdk.stores.sql import sqlalchemy_url
+
+
+def test_memory_url_opens_a_fresh_memory_store() -> None:
+    assert isinstance(open_store("memory://"), MemoryStore)
+
+
+def test_without_a_url_the_store_is_keep_db_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    store = open_store()
+    try:
+        assert isinstance(store, SqlStore)
+        assert DEFAULT_STORE_URL == "sqlite:///.keep/keep.db"
+        assert (tmp_path / ".keep" / "keep.db").exists()
+    finally:
+        store.close()
+
+
+def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
+    store = SqlStore(f"sqlite:///{tmp_path}/deep/dir/keep.db?busy_timeout=1234")
+    try:
+        with store.engine.connect() as conn:
+            pragmas = {
+                name: conn.exec_driver_sql(f"PRAGMA {name}").scalar()
+                for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")
+            }
+        assert pragmas == {
+            "journal_mode": "wal",
+            "foreign_keys": 1,
+            "busy_timeout": 1234,
+            "synchronous": 2,
+        }
+    finally:
+        store.close()
+
+
+def test_postgresql_urls_use_psycopg_3() -> None:
+    for url in ("postgresql://u@h/db", "postgres://u@h/db", "postgresql+psycopg://u@h/db"):
+        assert sqlalchemy_url(url).drivername == "postgresql+psycopg"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("sqlite://", "names no file"),
+        ("sqlite:///:memory:", "names no file"),
+        ("mysql://u@h/db", "supports sqlite:// and postgresql://"),
+        ("sqlite:///x.db?synchronous=sometimes", "not a SQLite mode"),
+    ],
+)
+def test_bad_sql_urls_are_configuration_errors(url: str, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        SqlStore(url)
+
+
+def test_unknown_schemes_and_urls_without_scheme_are_refused() -> None:
+    with pytest.raises(ConfigurationError, match="no store is registered"):
+        open_store("redis://localhost")
+    with pytest.raises(ConfigurationError, match="has no scheme"):
+        open_store("keep.db")
+    assert store_scheme("postgresql+psycopg://x") == "postgresql"
+
+
+class _CustomStores:
+    def __init__(self) -> None:
+        self.opened: list[tuple[str, dict[str, Any]]] = []
+
+    @hookimpl
+    def register_stores(self) -> Mapping[str, Callable[..., Any]]:
+        def opener(url: str, **options: Any) -> MemoryStore:
+            self.opened.append((url, options))
+            return MemoryStore(**options)
+
+        return {"custom": opener}
+
+
+def test_plugins_add_schemes() -> None:
+    plugin = _CustomStores()
+    plugins = default_plugins()
+    plugins.register(plugin, name="custom-stores")
+    try:
+        store = open_store("custom://anything", clock=lambda: None)
+        assert isinstance(store, MemoryStore)
+        assert plugin.opened[0][0] == "custom://anything"
+        assert set(plugin.opened[0][1]) == {"clock"}
+    finally:
+        plugins.pm.unregister(plugin)
+    with pytest.raises(ConfigurationError):
+        open_store("custom://anything")
+
+
+def test_sqlalchemy_is_configured_for_immediate_write_transactions(tmp_path: Path) -> None:
+    store = SqlStore(f"sqlite:///{tmp_path}/k.db")
+    try:
+        statements: list[str] = []
+        sa.event.listen(
+            store.engine, "before_cursor_execute", lambda *args: statements.append(args[2])
+        )
+        store.list_workflows()
+        store.deploy("w", "s", {})
+        assert "BEGIN" in statements
+        assert "BEGIN IMMEDIATE" in statements
+    finally:
+        store.close()
+
+
+def test_an_unreachable_database_is_a_store_error() -> None:
+    from keep_sdk.errors import StoreError
+
+    with pytest.raises(StoreError, match="could not complete the operation"):
+        SqlStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")

@@ -1,0 +1,198 @@
+"""The SQL schema: database-enforced invariants, the pending index, the schema version."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from keep_sdk.errors import SchemaVersionError
+from keep_sdk.model import Event, EventStatus, HandlerKind, RunPhase
+from keep_sdk.stores import HandlerSpec, Publication, SqlStore
+from keep_sdk.stores.sql import _schema
+
+NOW = dt.datetime(2026, 11, 22, 8, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def sql_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/keep.db"
+    server = request.getfixturevalue("postgres_server")
+    return str(server.create_database("keep_schema"))
+
+
+@pytest.fixture
+def store(sql_url: str) -> Iterator[SqlStore]:
+    store = SqlStore(sql_url, clock=lambda: NOW)
+    yield store
+    store.close()
+
+
+def _workflow(store: SqlStore) -> str:
+    store.deploy(
+        "wf",
+        "src",
+        {},
+        handlers=[HandlerSpec(name="c", kind=HandlerKind.CONSUMER, subscribe=["in"])],
+    )
+    return "wf"
+
+
+def test_a_new_database_gets_the_current_schema_version(store: SqlStore) -> None:
+    with store.engine.connect() as conn:
+        version = conn.execute(sa.select(_schema.schema_info.c.version)).scalar_one()
+    assert version == _schema.SCHEMA_VERSION
+    assert set(store.count_rows()) == {t.name for t in _schema.metadata.sorted_tables}
+
+
+def test_the_database_allows_one_active_run_per_workflow(store: SqlStore) -> None:
+    wf = _workflow(store)
+    run = store.begin_run(wf, "c", HandlerKind.CONSUMER)
+    row = {
+        "id": "run_second",
+        "workflow": wf,
+        "workflow_version": 1,
+        "handler": "c",
+        "kind": "consumer",
+        "phase": "preparing",
+        "status": "active",
+        "prepare_result": None,
+        "mutation_result": None,
+        "input_state": None,
+        "output_state": None,
+        "logs": [],
+        "created_at": NOW,
+        "updated_at": NOW,
+    }
+    with pytest.raises(IntegrityError), store.engine.begin() as conn:
+        conn.execute(_schema.runs.insert().values(**row))
+    with store.engine.begin() as conn:
+        conn.execute(_schema.runs.insert().values(**{**row, "status": "paused:transient"}))
+    assert [r.id for r in store.active_runs()] == [run.id]
+
+
+def test_the_database_allows_one_ledger_entry_per_run(store: SqlStore) -> None:
+    wf = _workflow(store)
+    store.publish(wf, Publication(topic="in", message_id="m", title="t"))
+    run = store.begin_run(wf, "c", HandlerKind.CONSUMER)
+    from keep_sdk.model import PrepareResult, Reservation
+
+    store.save_prepare_result(
+        run.id, PrepareResult(reservations=[Reservation(topic="in", ids=["m"])])
+    )
+    store.advance_phase(run.id, RunPhase.MUTATING)
+    entry = store.record_mutation_intent(
+        run.id, connector="c", operation="o", params={}, idempotency_key="k"
+    )
+    with store.engine.connect() as conn:
+        row = dict(conn.execute(sa.select(_schema.ledger)).mappings().one())
+    row.pop("seq")
+    with pytest.raises(IntegrityError), store.engine.begin() as conn:
+        conn.execute(_schema.ledger.insert().values(**{**row, "id": "mut_other"}))
+    assert store.list_ledger(workflow=wf) == [entry]
+
+
+def test_the_database_keeps_one_event_per_workflow_topic_and_message_id(store: SqlStore) -> None:
+    wf = _workflow(store)
+    store.publish(wf, Publication(topic="in", message_id="m", title="t"))
+    with store.engine.connect() as conn:
+        row = dict(conn.execute(sa.select(_schema.events)).mappings().one())
+    row.pop("seq")
+    with pytest.raises(IntegrityError), store.engine.begin() as conn:
+        conn.execute(_schema.events.insert().values(**{**row, "id": "evt_other"}))
+    with pytest.raises(IntegrityError), store.engine.begin() as conn:
+        conn.execute(
+            _schema.events.insert().values(
+                **{**row, "id": "evt_x", "message_id": "x", "status": "reserved"}
+            )
+        )
+
+
+def test_peek_reads_the_partial_pending_index(store: SqlStore) -> None:
+    wf = _workflow(store)
+    store.bulk_load_events(
+        wf,
+        [
+            Event(
+                id=f"evt_{i}",
+                workflow=wf,
+                topic="in",
+                message_id=f"m{i}",
+                title="t",
+                status=EventStatus.CONSUMED,
+                reserved_by="run_old",
+                created_at=NOW,
+                updated_at=NOW,
+            )
+            for i in range(5000)
+        ],
+    )
+    store.publish(wf, Publication(topic="in", message_id="new", title="t"))
+    plan = store.explain_pending(wf, "in", limit=10)
+    assert "ix_events_pending" in plan, plan
+    assert [e.message_id for e in store.pending_events(wf, "in", limit=10)] == ["new"]
+
+
+def test_a_newer_schema_is_refused(sql_url: str, store: SqlStore) -> None:
+    with store.engine.begin() as conn:
+        conn.execute(_schema.schema_info.update().values(version=_schema.SCHEMA_VERSION + 1))
+    with pytest.raises(SchemaVersionError, match="newer"):
+        SqlStore(sql_url)
+
+
+def test_an_older_schema_is_upgraded_step_by_step(
+    sql_url: str, store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def add_notes(conn: sa.Connection) -> None:
+        conn.execute(sa.text("CREATE TABLE keep_notes (id INTEGER PRIMARY KEY)"))
+
+    monkeypatch.setattr(_schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setitem(_schema.UPGRADES, 1, add_notes)
+    upgraded = SqlStore(sql_url)
+    with upgraded.engine.connect() as conn:
+        assert conn.execute(sa.select(_schema.schema_info.c.version)).scalar_one() == 2
+        assert sa.inspect(conn).has_table("keep_notes")
+    upgraded.close()
+
+
+def test_a_missing_upgrade_step_is_refused(
+    sql_url: str, store: SqlStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_schema, "SCHEMA_VERSION", 2)
+    with pytest.raises(SchemaVersionError, match="no upgrade step from schema version 1"):
+        SqlStore(sql_url)
+
+
+def test_keep_tables_without_a_version_are_refused(sql_url: str, store: SqlStore) -> None:
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE keep_schema"))
+    with pytest.raises(SchemaVersionError, match="no keep_schema"):
+        SqlStore(sql_url)
+
+
+class _Orig(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("UNIQUE constraint failed: keep_runs.workflow", "ActiveRunExists"),
+        ('duplicate key value violates unique constraint "uq_runs_one_active"', "ActiveRunExists"),
+        ("UNIQUE constraint failed: keep_ledger.run_id", "MutationConflict"),
+        ('duplicate key value violates unique constraint "uq_ledger_run"', "MutationConflict"),
+        ("CHECK constraint failed: ck_events_status", "StoreConflict"),
+    ],
+)
+def test_constraint_violations_by_concurrent_writers_become_conflicts(
+    message: str, expected: str
+) -> None:
+    from keep_sdk.stores.sql.store import _translate
+
+    error = _translate(IntegrityError("INSERT …", {}, _Orig(message)))
+    assert type(error).__name__ == expected
