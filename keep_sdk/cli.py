@@ -135,6 +135,19 @@ def call(operation: str, arguments: str) -> None:
 
 # plugin commands
 
+from keep_sdk.validator.command import validate_command  # noqa: E402
+
+cli.add_command(validate_command)
+
+from keep_sdk.conformance.command import conformance_command  # noqa: E402
+
+cli.add_command(conformance_command)
+
+from keep_sdk.scheduler.commands import COMMANDS as scheduler_commands  # noqa: E402
+
+for _command in scheduler_commands:
+    cli.add_command(_command)
+
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``keep`` console script."""

@@ -70,7 +70,7 @@ def run_store_suite(store_url: str, *, selection: str | None = None) -> SuiteRep
     if importlib.util.find_spec("pytest") is None:
         raise click.ClickException(
             "the conformance suite runs on pytest, which is not installed; "
-            "install it (pip install pytest) and run the command again"
+            "install it (pip install 'keep-sdk[conformance]') and run the command again"
         )
     areas = _areas()
     counts: dict[str, Counter[str]] = {}

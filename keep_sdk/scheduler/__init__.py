@@ -1,0 +1,33 @@
+"""The reference scheduler: when runs happen, on one worker or many sharing a store.
+
+```python
+from keep_sdk.scheduler import Scheduler
+
+scheduler = Scheduler(runtime)          # runtime: keep_sdk.runtime.Runtime
+scheduler.run_until_idle()              # everything due now (tests: with a fake clock)
+scheduler.run_forever(stop=event)       # a worker: sleeps until the next due time
+```
+"""
+
+from keep_sdk.scheduler._leases import LeaseKeeper
+from keep_sdk.scheduler._local import Installation
+from keep_sdk.scheduler._planner import Planner, QuietConsumers, is_superseded
+from keep_sdk.scheduler._scheduler import DEFAULT_LEASE_TTL_S, Scheduler, default_worker_name
+from keep_sdk.scheduler._tasks import Activity, Task, TaskKind
+from keep_sdk.scheduler._views import StatusReport, build_status
+
+__all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
+    "Activity",
+    "DEFAULT_LEASE_TTL_S",
+    "Installation",
+    "LeaseKeeper",
+    "Planner",
+    "QuietConsumers",
+    "Scheduler",
+    "StatusReport",
+    "Task",
+    "TaskKind",
+    "build_status",
+    "default_worker_name",
+    "is_superseded",
+]

@@ -1,0 +1,115 @@
+"""Per-workflow leases a worker holds while it works on a workflow, and their heartbeat.
+
+A worker runs a workflow only under its lease; the store hands an expired
+lease to exactly one new owner (compare-and-swap, new fencing token), so two
+workers never run one workflow at once and a killed worker's workflows move
+on within the lease time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+
+from keep_sdk.errors import LeaseLost
+from keep_sdk.stores import Lease, Store, utc_now
+
+__all__ = ["LeaseKeeper"]
+
+
+class LeaseKeeper:
+    """The leases one worker holds. Thread-safe: a heartbeat thread may renew them."""
+
+    def __init__(
+        self,
+        store: Store,
+        owner: str,
+        *,
+        ttl: dt.timedelta,
+        clock: Callable[[], dt.datetime] | None = None,
+    ) -> None:
+        self.store = store
+        self.owner = owner
+        self.ttl = ttl
+        self.clock = clock or utc_now
+        self._held: dict[str, Lease] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def held(self) -> list[str]:
+        """The workflows this worker holds, by name."""
+        with self._lock:
+            return sorted(self._held)
+
+    def claim(self, workflow: str) -> Lease | None:
+        """Acquire or renew the workflow's lease; None while another worker holds it.
+
+        A lease held with more than half its time left is used as it is (nobody
+        can have taken it over before it expires), which saves a write per step.
+        """
+        with self._lock:
+            held = self._held.get(workflow)
+        if held is not None and held.expires_at - self.clock() > self.ttl / 2:
+            return held
+        lease = self.store.acquire_lease(workflow, self.owner, ttl=self.ttl)
+        with self._lock:
+            if lease is None:
+                self._held.pop(workflow, None)
+            else:
+                self._held[workflow] = lease
+        return lease
+
+    def release(self, workflow: str) -> None:
+        """Give the workflow's lease up (nothing happens if it was lost already)."""
+        with self._lock:
+            lease = self._held.pop(workflow, None)
+        if lease is not None:
+            with suppress(LeaseLost):
+                self.store.release_lease(lease)
+
+    def release_all(self, *, keep: set[str] | None = None) -> None:
+        """Release every lease except those of the workflows in `keep`."""
+        for workflow in self.held:
+            if keep is None or workflow not in keep:
+                self.release(workflow)
+
+    def heartbeat(self) -> list[str]:
+        """Extend every held lease; return the workflows whose lease was lost."""
+        with self._lock:
+            leases = list(self._held.values())
+        lost = []
+        for lease in leases:
+            try:
+                renewed = self.store.heartbeat_lease(lease, ttl=self.ttl)
+            except LeaseLost:
+                lost.append(lease.workflow)
+                with self._lock:
+                    if self._held.get(lease.workflow) == lease:
+                        del self._held[lease.workflow]
+                continue
+            with self._lock:
+                if self._held.get(lease.workflow) == lease:
+                    self._held[lease.workflow] = renewed
+        return lost
+
+    @contextmanager
+    def heartbeats(self, every_s: float) -> Iterator[None]:
+        """Renew the held leases every `every_s` seconds on a thread while inside the block."""
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(every_s):
+                try:
+                    self.heartbeat()
+                except Exception:
+                    continue
+
+        thread = threading.Thread(target=beat, name=f"keep-heartbeat-{self.owner}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()

@@ -1,0 +1,182 @@
+"""`Scheduler`: decides when runs happen and carries them out through the runtime.
+
+One scheduler is one worker. Any number of workers may share a store: each
+works on a workflow only while it holds the workflow's lease, so a workflow
+never runs on two workers at once, and when a worker dies its leases expire
+and another worker recovers its active runs and carries on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable
+
+from keep_sdk.errors import ActionRefused, InternalError, StoreConflict
+from keep_sdk.model import RunRecord
+from keep_sdk.runtime import Runtime
+from keep_sdk.scheduler._leases import LeaseKeeper
+from keep_sdk.scheduler._planner import Planner, QuietConsumers
+from keep_sdk.scheduler._tasks import Activity, Task, TaskKind
+
+__all__ = [
+    "DEFAULT_LEASE_TTL_S",
+    "Scheduler",
+    "default_worker_name",
+]
+
+DEFAULT_LEASE_TTL_S = 30.0
+"""How long a worker's claim on a workflow lasts without a heartbeat."""
+
+
+def default_worker_name() -> str:
+    """``host:pid:random``: unique among live workers, readable in ``keep status``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class Scheduler:
+    """Runs whatever is due, one task at a time, under per-workflow leases.
+
+    `clock` defaults to the runtime's clock, so a fake clock moves schedules,
+    wakeAt, backoffs and reconciliation together. `lease_ttl_s` bounds how long
+    a killed worker's workflows wait before another worker takes them over.
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        worker: str | None = None,
+        lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
+        clock: Callable[[], dt.datetime] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.store = runtime.store
+        self.clock = clock or runtime.now
+        self.worker = worker or default_worker_name()
+        self.lease_ttl_s = lease_ttl_s
+        self.leases = LeaseKeeper(
+            self.store, self.worker, ttl=dt.timedelta(seconds=lease_ttl_s), clock=self.clock
+        )
+        self.quiet = QuietConsumers(self.store)
+        self.planner = Planner(self.store, self.quiet)
+
+    def due(self) -> list[Task]:
+        """The tasks due now, best first (whether or not this worker could lease them)."""
+        return self.planner.tasks(self.clock())
+
+    def next_due(self) -> dt.datetime | None:
+        """When the next schedule, wakeAt, backoff or reconciliation falls due."""
+        return self.planner.next_due(self.clock())
+
+    def step(self) -> Activity | None:
+        """Carry out the best due task this worker can lease; None when there is none.
+
+        Leases of workflows that have no due work are released first, so other
+        workers (and a person's actions) can take them.
+        """
+        tasks = self.due()
+        self.leases.release_all(keep={task.workflow for task in tasks})
+        for task in tasks:
+            if self.leases.claim(task.workflow) is None:
+                continue
+            try:
+                return self._perform(task)
+            except (StoreConflict, ActionRefused):
+                continue
+        return None
+
+    def run_until_idle(self, *, max_steps: int = 10_000) -> list[Activity]:
+        """Step until nothing is due at the clock's current time; return what was done.
+
+        Raises `InternalError` after `max_steps` steps: some handler keeps
+        finding work, which is a bug worth a loud failure, not a hang.
+        """
+        done: list[Activity] = []
+        while (activity := self.step()) is not None:
+            done.append(activity)
+            if len(done) >= max_steps:
+                raise InternalError(
+                    f"the scheduler did not become idle after {max_steps} steps; last: "
+                    f"{activity.describe()}"
+                )
+        return done
+
+    def run_forever(
+        self,
+        *,
+        stop: threading.Event | None = None,
+        poll_s: float = 1.0,
+        on_activity: Callable[[Activity], None] | None = None,
+        on_idle: Callable[[], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        """Step until `stop` is set, sleeping while nothing is due.
+
+        Sleeps until the next due time, at most `poll_s` (other processes may
+        publish or act meanwhile). Heartbeats keep the held leases alive on a
+        thread; they are released on the way out. With `on_error`, an error
+        escaping a step (the database went away, say) is reported there and the
+        worker carries on after `poll_s`; without it, the error stops the loop.
+        """
+        stop = stop or threading.Event()
+        try:
+            with self.leases.heartbeats(max(0.05, self.lease_ttl_s / 3)):
+                while not stop.is_set():
+                    try:
+                        activity = self.step()
+                    except Exception as exc:
+                        if on_error is None:
+                            raise
+                        on_error(exc)
+                        stop.wait(poll_s)
+                        continue
+                    if activity is not None:
+                        if on_activity is not None:
+                            on_activity(activity)
+                        continue
+                    if on_idle is not None:
+                        on_idle()
+                    stop.wait(self._sleep_s(poll_s))
+        finally:
+            self.leases.release_all()
+
+    def close(self) -> None:
+        """Release every lease this worker holds."""
+        self.leases.release_all()
+
+    def _sleep_s(self, poll_s: float) -> float:
+        upcoming = self.next_due()
+        if upcoming is None:
+            return poll_s
+        return max(0.0, min(poll_s, (upcoming - self.clock()).total_seconds()))
+
+    def _perform(self, task: Task) -> Activity:
+        runtime = self.runtime
+        ledger = None
+        runs: list[RunRecord]
+        match task.kind:
+            case TaskKind.RECOVER:
+                runs = runtime.recover(task.workflow)
+            case TaskKind.RECONCILE:
+                assert task.ledger_id is not None
+                ledger = runtime.reconcile(task.ledger_id)
+                runs = [self.store.get_run(ledger.run_id)]
+            case TaskKind.RESUME:
+                assert task.run_id is not None
+                runs = [runtime.resume(task.run_id)]
+            case TaskKind.RETRY:
+                assert task.run_id is not None
+                runs = [runtime.retry(task.run_id)]
+            case TaskKind.CONSUMER:
+                assert task.handler is not None
+                runs = [runtime.run_consumer(task.workflow, task.handler)]
+            case TaskKind.PRODUCER:
+                assert task.handler is not None
+                runs = [runtime.run_producer(task.workflow, task.handler)]
+        for run in runs:
+            self.quiet.observe(run)
+        return Activity(task=task, at=self.clock(), worker=self.worker, runs=runs, ledger=ledger)
