@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from keep_sdk.connectors.manifest import Manifest
@@ -88,27 +86,7 @@ def validate(
 
             plugins = default_plugins()
         rules = plugins.rules()
-    with _collector_paused():
-        return _validate(source, connectors, policy, filename, rules)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while one script is validated.
-
-    Validation allocates many short-lived objects (tree nodes, scopes) and no
-    long-lived ones; letting generation-0 collections trigger full sweeps of
-    the host's heap in the middle of it costs more than the work itself.
-    Whatever cycles it leaves are collected once the collector runs again.
-    """
-    enabled = gc.isenabled()
-    if enabled:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    return _validate(source, connectors, policy, filename, rules)
 
 
 def _validate(

@@ -39,9 +39,11 @@ PRODUCER_KEYS = ("schedule", "handler", "publishes", "description")
 CONSUMER_KEYS = ("subscribe", "publishes", "prepare", "mutate", "next", "description")
 SCHEDULE_KEYS = ("interval", "cron")
 PHASES = (HandlerPhase.PREPARE, HandlerPhase.MUTATE, HandlerPhase.NEXT)
+_NAMED_PHASES = tuple((phase.value, phase) for phase in PHASES)
 _INTERVAL = re.compile(r"^([1-9][0-9]*)(s|m|h|d)$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _HANDLER_NODES = FUNCTION_TYPES | {"method_definition", "function_declaration"}
+_CONSUMER = HandlerKind.CONSUMER
 
 
 @dataclass
@@ -55,7 +57,7 @@ class Extraction:
     declared_topics: frozenset[str] | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
     key: str
     key_node: Node
@@ -437,7 +439,7 @@ class _Reader:
                     where=where,
                     allowed=", ".join(CONSUMER_KEYS),
                 )
-        missing = [p.value for p in PHASES if p.value not in phases]
+        missing = [name for name, _ in _NAMED_PHASES if name not in phases]
         if not has_subscribe:
             self.problem("consumer-without-subscribe", entry.key_node, where=where)
         if missing:
@@ -448,10 +450,10 @@ class _Reader:
                 missing=", ".join(f"`{m}`" for m in missing),
             )
         locations: dict[str, HandlerLocation] = {}
-        for phase in PHASES:
-            if phase.value in phases:
-                node, ref = phases[phase.value]
-                locations[phase.value] = self.location(node, ref, phase)
+        for name, phase in _NAMED_PHASES:
+            if name in phases:
+                node, ref = phases[name]
+                locations[name] = self.location(node, ref, phase)
         manifest: ConsumerManifest | None = None
         if not missing and subscribe is not None:
             manifest = trusted(
@@ -466,17 +468,10 @@ class _Reader:
                 },
             )
         declared = tuple(publishes) if publishes is not None else None
-        for phase in PHASES:
-            if phase.value in phases:
+        for name, phase in _NAMED_PHASES:
+            if name in phases:
                 self.out.handlers.append(
-                    Handler(
-                        HandlerKind.CONSUMER,
-                        entry.key,
-                        phase,
-                        phases[phase.value][0],
-                        manifest,
-                        declared,
-                    )
+                    Handler(_CONSUMER, entry.key, phase, phases[name][0], manifest, declared)
                 )
         return manifest
 

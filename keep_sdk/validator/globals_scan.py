@@ -12,6 +12,7 @@ from __future__ import annotations
 import tree_sitter
 
 from keep_sdk.validator.facts import Analysis, GlobalUse, GlobalUseKind
+from keep_sdk.validator.source import words
 
 __all__ = ["FORBIDDEN_NAMES", "UNAVAILABLE_NAMES", "scan_globals"]
 
@@ -53,7 +54,6 @@ _WORDS = sorted(
 )
 _ENCODED = frozenset(word.encode() for word in _WORDS)
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
-_WORDS_ONLY = bytes(byte if byte in _WORD_BYTES else 0x20 for byte in range(256))
 
 
 def _occurrences(data: bytes) -> list[tuple[int, int, str]]:
@@ -62,7 +62,7 @@ def _occurrences(data: bytes) -> list[tuple[int, int, str]]:
     Splitting the text into runs of word characters finds which candidates
     occur at all (usually none) in one pass; only those are then located.
     """
-    present = _ENCODED.intersection(data.translate(_WORDS_ONLY).split())
+    present = _ENCODED.intersection(words(data))
     found: list[tuple[int, int, str]] = []
     size = len(data)
     for word in present:

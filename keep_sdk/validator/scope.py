@@ -102,9 +102,12 @@ class GlobalRef(Value):
     path: str
 
 
+_CAPABILITIES = (CtxValue, ConnectorValue, OperationValue, CtxMethodValue)
+
+
 def is_capability(value: Value | None) -> bool:
     """True for ctx and what is reached from it (connectors, operations, ctx methods)."""
-    return isinstance(value, CtxValue | ConnectorValue | OperationValue | CtxMethodValue)
+    return value is not None and isinstance(value, _CAPABILITIES)
 
 
 @dataclass(eq=False, slots=True)

@@ -12,12 +12,20 @@ import tree_sitter
 import tree_sitter_javascript
 from pydantic import Field
 
-__all__ = ["JAVASCRIPT", "SourceText", "Span", "parse_tree"]
+__all__ = ["JAVASCRIPT", "SourceText", "Span", "parse_tree", "words"]
 
 JAVASCRIPT = tree_sitter.Language(tree_sitter_javascript.language())
 """The tree-sitter JavaScript grammar every part of the validator parses with."""
 
 _local = threading.local()
+
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+_WORDS_ONLY = bytes(byte if byte in _WORD_BYTES else 0x20 for byte in range(256))
+
+
+def words(data: bytes) -> list[bytes]:
+    """The runs of ASCII identifier characters (letters, digits, ``_``, ``$``) in `data`."""
+    return data.translate(_WORDS_ONLY).split()
 
 
 def parse_tree(data: bytes) -> tree_sitter.Tree:

@@ -49,6 +49,7 @@ from keep_sdk.validator.scope import (
     is_capability,
     string_literal,
 )
+from keep_sdk.validator.source import words
 
 __all__ = ["walk_handlers"]
 
@@ -85,6 +86,37 @@ _MAX_HELPER_DEPTH = 12
 _STEP_BUDGET = 200_000
 _PROPERTY_TYPES = frozenset({"property_identifier", "private_property_identifier"})
 _SKIP_STATEMENTS = frozenset({"empty_statement", "break_statement", "continue_statement"})
+_CONSTANTS = frozenset(
+    {"comment", "string", "number", "true", "false", "null", "undefined", "regex"}
+)
+"""Leaf expressions whose value only matters where it is a key's or an argument's value."""
+_NOT_PLAIN = (b"(", b"++", b"--", b"\\")
+_EFFECT_WORDS = frozenset(
+    {b"new", b"delete", b"import", b"yield", b"function", b"class", b"topic", b"ids"}
+)
+_TAG_GLOBALS = frozenset(
+    path.split(".")[0] for path in NONDETERMINISTIC_CALLS | OBJECT_WRITERS | PROMISE_COMBINATORS
+)
+"""Globals whose (tagged-template) calls the walk reports on."""
+
+
+def may_assign(text: bytes) -> bool:
+    """True when `text` has an ``=`` that is not part of a comparison (an assignment or ``=>``)."""
+    at = text.find(b"=")
+    while at != -1:
+        before = text[at - 1 : at]
+        after = text[at + 1 : at + 2]
+        if after == b">":
+            return True
+        comparison = (
+            after == b"="
+            or before in (b"=", b"!")
+            or (before in (b"<", b">") and text[at - 2 : at - 1] not in (b"<", b">"))
+        )
+        if not comparison:
+            return True
+        at = text.find(b"=", at + 1)
+    return False
 
 
 def join(a: Flow, b: Flow) -> Flow:
@@ -157,6 +189,8 @@ class _Walk:
 
     def run(self) -> None:
         handler = self.handler.node
+        if self.is_inert(handler):
+            return
         scope = Scope(parent=self.module)
         self.frames.append(_Frame(handler, (), None))
         self.walked.add(handler.id)
@@ -176,6 +210,13 @@ class _Walk:
                 self.invoke(function, [], False, function.node, callback=True)
                 self.walked.add(function.node.id)
             rounds += 1
+
+    def is_inert(self, function: Node) -> bool:
+        """True for a function with an empty block body and plain parameters: nothing to find."""
+        body = function.child_by_field_name("body")
+        if body is None or body.type != "statement_block" or body.named_child_count:
+            return False
+        return all(p.type == "identifier" for p in self.parameters(function))
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -272,7 +313,8 @@ class _Walk:
     ) -> Flow:
         kind_of = pattern.type
         if kind_of == "identifier":
-            scope.declare(Binding(self.text(pattern), kind, pattern, value))
+            name = self.data[pattern.start_byte : pattern.end_byte].decode("utf-8", "replace")
+            scope.bindings[name] = Binding(name, kind, pattern, value)
         elif kind_of == "object_pattern":
             for child in pattern.named_children:
                 state = self.bind_property(child, value, scope, kind, state)
@@ -505,7 +547,11 @@ class _Walk:
     def if_statement(self, node: Node, scope: Scope, state: Flow) -> Flow:
         condition = node.child_by_field_name("condition")
         if condition is not None:
-            _, state = self.expr(condition, scope, state)
+            start, end = condition.start_byte, condition.end_byte
+            if condition.type == "parenthesized_expression":
+                start, end = start + 1, end - 1
+            if not self.is_plain_text(start, end, scope):
+                _, state = self.expr(condition, scope, state)
         consequence = node.child_by_field_name("consequence")
         then_state = self.statement(consequence, scope, state) if consequence else state
         alternative = node.child_by_field_name("alternative")
@@ -790,6 +836,10 @@ class _Walk:
         return None, state
 
     def passthrough(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        if node.named_child_count == 1:
+            only = node.named_child(0)
+            if only is not None and only.type != "comment":
+                return self.expr(only, scope, state)
         value: Value | None = None
         for child in node.named_children:
             if child.type != "comment":
@@ -813,7 +863,7 @@ class _Walk:
         return None, state
 
     def identifier(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
-        name = self.text(node)
+        name = self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
         binding = scope.lookup(name)
         if binding is None:
             return GlobalRef(name), state
@@ -853,10 +903,12 @@ class _Walk:
         if current is None:
             return None, state
         value, state = self.expr(current, scope, state)
+        data = self.data
         for member, prop in reversed(chain):
             if value is None:
                 return None, state
-            value = self.member(value, self.text(prop), member)
+            name = data[prop.start_byte : prop.end_byte].decode("utf-8", "replace")
+            value = self.member(value, name, member)
         return value, state
 
     def subscript_expression(
@@ -883,7 +935,50 @@ class _Walk:
             self.dynamic(node, "escapes", self.describe(value))
         return None, state
 
+    def is_plain_data(self, node: Node, scope: Scope) -> bool:
+        """True when evaluating the literal `node` can find nothing and yields no value."""
+        return self.is_plain_text(node.start_byte, node.end_byte, scope)
+
+    def is_plain_text(self, start: int, end: int, scope: Scope) -> bool:
+        """True when evaluating the expression at `start:end` finds nothing and changes nothing.
+
+        Decided from the text, conservatively: no call, `new`, function,
+        assignment or update can be in it (no ``(``, no ``=`` outside a
+        comparison, no ``++``, ``--``),
+        no reservation key, and none of its words names a binding that holds
+        ctx (or a connector or operation) or module-level state. With a
+        template literal (which may be a tagged call) no word may name a
+        function or a global whose calls are reported either. Words that are
+        keys or string contents only make the answer False more often.
+        """
+        text = self.data[start:end]
+        if not text.isascii():
+            return False
+        for blocker in _NOT_PLAIN:
+            if blocker in text:
+                return False
+        if may_assign(text):
+            return False
+        template = b"`" in text
+        for word in set(words(text)):
+            if word in _EFFECT_WORDS:
+                return False
+            name = word.decode()
+            binding = scope.lookup(name)
+            if binding is None:
+                if template and name in _TAG_GLOBALS:
+                    return False
+                continue
+            value = binding.value
+            if is_capability(value) or (template and isinstance(value, FunctionValue)):
+                return False
+            if binding.module and self.is_state_binding(binding):
+                return False
+        return True
+
     def object_literal(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        if self.is_plain_data(node, scope):
+            return None, state
         track = self.handler.phase is HandlerPhase.PREPARE and self.recording
         keys: dict[str, Value | None] = {}
         key_nodes: dict[str, Node] = {}
@@ -907,6 +1002,11 @@ class _Walk:
                 else:
                     name = None
                 if value_node is None:
+                    continue
+                if value_node.type in _CONSTANTS and name != "topic":
+                    if name is not None:
+                        keys[name] = None
+                        key_nodes[name] = value_node
                     continue
                 value, state = self.expr(value_node, scope, state)
                 if is_capability(value) and self.recording:
@@ -938,8 +1038,10 @@ class _Walk:
         return None, state
 
     def array_literal(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        if self.is_plain_data(node, scope):
+            return None, state
         for child in node.named_children:
-            if child.type == "comment":
+            if child.type in _CONSTANTS:
                 continue
             value, state = self.expr(child, scope, state)
             if is_capability(value) and self.recording:
@@ -1107,12 +1209,16 @@ class _Walk:
             callee = node.child_by_field_name("function")
         if callee is None:
             return None, state
+        last = children[-1] if children else None
+        if last is not None and last.type == "arguments":
+            argument_nodes = [a for a in last.named_children if a.type != "comment"]
+        else:
+            argument_nodes = self.arguments(node)
         if callee.type == "import":
-            for argument in self.arguments(node):
+            for argument in argument_nodes:
                 _, state = self.expr(argument, scope, state)
             return None, state
         callee_value, state = self.expr(callee, scope, state)
-        argument_nodes = self.arguments(node)
         if isinstance(callee_value, PromiseMethod):
             return self.promise_continuation(callee_value, argument_nodes, scope, state, node)
         if isinstance(callee_value, FunctionValue):

@@ -1,0 +1,70 @@
+"""Models the validator builds without validation are exactly what validation would build."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from keep_sdk.validator import Diagnostic, Report, validate
+from keep_sdk.validator.shape import (
+    ConsumerManifest,
+    CronSchedule,
+    DefaultExport,
+    HandlerLocation,
+    IntervalSchedule,
+    ProducerManifest,
+    WorkflowManifest,
+)
+from keep_sdk.validator.trusted import trusted
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "workflows"
+TRUSTED_MODELS = (
+    ConsumerManifest,
+    CronSchedule,
+    DefaultExport,
+    Diagnostic,
+    HandlerLocation,
+    IntervalSchedule,
+    ProducerManifest,
+    Report,
+    WorkflowManifest,
+)
+
+
+@pytest.mark.parametrize("model", TRUSTED_MODELS, ids=lambda m: m.__name__)
+def test_models_built_trusted_have_nothing_trusted_skips(model: type[BaseModel]) -> None:
+    assert model.model_config.get("extra") != "allow"
+    assert not model.__private_attributes__
+    assert not model.__pydantic_post_init__
+    for name, field in model.model_fields.items():
+        assert field.alias is None, name
+        assert field.validation_alias is None, name
+
+
+def test_trusted_equals_model_construct() -> None:
+    fields = {"kind": "interval", "seconds": 60.0, "every": "1m"}
+    built = trusted(IntervalSchedule, dict(fields))
+    assert built == IntervalSchedule.model_construct(**fields)
+    assert built == IntervalSchedule.model_validate(fields)
+    assert built.model_fields_set == set(fields)
+
+
+def _every_field_set(model: BaseModel) -> None:
+    assert set(model.__dict__) == set(type(model).model_fields), type(model).__name__
+    for value in model.__dict__.values():
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, BaseModel):
+                _every_field_set(item)
+
+
+@pytest.mark.parametrize(
+    "path", sorted(FIXTURES.glob("*/*.js")), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
+def test_reports_match_their_validated_copy(path: Path) -> None:
+    report = validate(path.read_text(), filename=path.name)
+    _every_field_set(report)
+    assert Report.model_validate(report.model_dump()) == report
+    assert Report.model_validate_json(report.model_dump_json()) == report
