@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pydantic import JsonValue, TypeAdapter
+from pydantic import JsonValue
 
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.errors import (
@@ -52,7 +52,6 @@ from keep_sdk.model import (
     LedgerStatus,
     MutationApplied,
     MutationNone,
-    MutationResult,
     MutationSkipped,
     RunPhase,
     RunRecord,
@@ -87,10 +86,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Runtime"]
 
-_MUTATION_RESULT: TypeAdapter[MutationApplied | MutationNone | MutationSkipped] = TypeAdapter(
-    MutationResult
-)
-_SETTLED_OK = (LedgerStatus.APPLIED,)
+TRANSIENT_MARK = "host: transient failure "
+"""Prefix of the run log line recording each transient failure; its count sets the backoff."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +150,6 @@ class Runtime:
         self.rng = rng or random.Random()
         self.observer = Observer(self.plugins)
         self._versions: dict[tuple[str, int], _Loaded] = {}
-        self._transient_failures: dict[str, int] = {}
         self._logs: dict[str, list[str]] = {}
         self.mutations = MutationDesk(
             store=store,
@@ -550,26 +546,37 @@ class Runtime:
     # Failure handling
 
     def _fail(self, run: RunRecord, exc: KeepError) -> RunRecord:
+        if run.status is not RunStatus.ACTIVE:
+            return run
         kind = classify(exc)
         entry = self.store.ledger_entry_for_run(run.id)
+        error, resume_at = str(exc), None
+        if kind is FailureKind.TRANSIENT:
+            attempt = 1 + sum(line.startswith(TRANSIENT_MARK) for line in run.logs)
+            limit = self.policy.backoff.max_attempts
+            if limit is not None and attempt > limit:
+                kind = FailureKind.INTERNAL
+                error = f"gave up after {limit} transient failures; the last: {exc}"
+                if entry is not None and entry.status is LedgerStatus.IN_FLIGHT:
+                    entry = self.observer.ledger(
+                        self.store.record_mutation_failed(entry.id, error=error)
+                    )
+            else:
+                delay = self.policy.backoff.delay(attempt, unit_random=self.rng.random())
+                if isinstance(exc, TransientError) and exc.retry_after is not None:
+                    delay = max(delay, exc.retry_after)
+                resume_at = self.now() + dt.timedelta(seconds=delay)
+                self._logs.setdefault(run.id, []).append(
+                    f"{TRANSIENT_MARK}{attempt}: {exc}; resuming at {resume_at.isoformat()}"
+                )
         may_have_happened = (
             entry is not None and entry.status is not LedgerStatus.FAILED
         ) or isinstance(run.mutation_result, MutationApplied | MutationSkipped)
         decision = route(kind, mutation_may_have_happened=may_have_happened)
-        resume_at = None
-        if decision.status is RunStatus.PAUSED_TRANSIENT:
-            attempt = self._transient_failures.get(run.id, 0) + 1
-            self._transient_failures[run.id] = attempt
-            delay = self.policy.backoff.delay(attempt, unit_random=self.rng.random())
-            if isinstance(exc, TransientError) and exc.retry_after is not None:
-                delay = max(delay, exc.retry_after)
-            resume_at = self.now() + dt.timedelta(seconds=delay)
-        if run.status is not RunStatus.ACTIVE:
-            return run
         failed = self._pause(
             run,
             decision.status,
-            error=str(exc),
+            error=error,
             failure=kind,
             resume_at=resume_at,
             release_reservations=decision.release_reservations and run.kind is HandlerKind.CONSUMER,

@@ -242,3 +242,38 @@ def test_a_logic_error_in_next_after_the_mutation_keeps_the_events_pinned(
     assert len(env.sheets.effects()) == 1
     assert env.statuses() == {"m1": EventStatus.CONSUMED}
     assert env.statuses("row.created") == {"row:m1": EventStatus.PENDING}
+
+
+def test_transient_backoff_grows_across_restarts_and_gives_up_at_the_limit(
+    store_url: str,
+) -> None:
+    from keep_sdk.model import BackoffPolicy
+    from keep_sdk.runtime import Runtime
+    from tests.runtime.harness import fast_policy
+
+    policy = fast_policy(backoff=BackoffPolicy(base_s=1.0, cap_s=60.0, jitter=0.0, max_attempts=3))
+    env = make_env(store_url, policy=policy)
+    env.publish("m1")
+    env.sheets.faults.inject(FaultKind.TRANSIENT, operation="appendRow", times=None)
+    paused = run(env)
+    delays = []
+    for _ in range(2):
+        assert paused.resume_at is not None
+        delays.append((paused.resume_at - env.clock.now).total_seconds())
+        restarted = Runtime(
+            env.store,
+            env.runtime.connectors,
+            policy=policy,
+            plugins=env.runtime.plugins,
+            now=env.clock,
+        )
+        paused = restarted.resume(paused.id)
+    assert delays == [1.0, 2.0]
+    assert paused.status is RunStatus.PAUSED_TRANSIENT
+    assert (paused.resume_at - env.clock.now).total_seconds() == 4.0  # type: ignore[operator]
+    final = env.runtime.resume(paused.id)
+    assert final.status is RunStatus.FAILED_INTERNAL
+    assert "gave up after 3 transient failures" in (final.error or "")
+    assert sum("host: transient failure" in line for line in final.logs) == 3
+    assert env.store.list_ledger()[0].status is LedgerStatus.FAILED
+    assert env.statuses() == {"m1": EventStatus.PENDING}
