@@ -7,11 +7,21 @@ import pytest
 
 FACADES = [
     "keep_sdk",
+    "keep_sdk.conformance",
+    "keep_sdk.conformance.scenarios",
+    "keep_sdk.conformance.stores",
+    "keep_sdk.conformance.support",
+    "keep_sdk.connectors",
+    "keep_sdk.connectors.builtin",
     "keep_sdk.errors",
     "keep_sdk.model",
     "keep_sdk.plugins",
-    "keep_sdk.connectors",
-    "keep_sdk.connectors.builtin",
+    "keep_sdk.runtime",
+    "keep_sdk.sandbox",
+    "keep_sdk.scheduler",
+    "keep_sdk.stores",
+    "keep_sdk.stores.sql",
+    "keep_sdk.validator",
 ]
 
 

@@ -197,33 +197,13 @@ class Runtime:
         """Run `producer` once on the current version; return the run as it ended."""
         loaded = self._load(workflow)
         loaded.producer(producer)
-        handler = self.store.get_handler(workflow, producer)
-        run = self.observer.run(
-            self.store.begin_run(
-                workflow,
-                producer,
-                HandlerKind.PRODUCER,
-                input_state=handler.state if handler.has_state else None,
-                version=loaded.version.version,
-            )
-        )
-        return self._drive(run)
+        return self._drive(self._begin(loaded, producer, HandlerKind.PRODUCER))
 
     def run_consumer(self, workflow: str, consumer: str) -> RunRecord:
         """Run `consumer` once on the current version; return the run as it ended."""
         loaded = self._load(workflow)
         loaded.consumer(consumer)
-        handler = self.store.get_handler(workflow, consumer)
-        run = self.observer.run(
-            self.store.begin_run(
-                workflow,
-                consumer,
-                HandlerKind.CONSUMER,
-                input_state=handler.state if handler.has_state else None,
-                version=loaded.version.version,
-            )
-        )
-        return self._drive(run)
+        return self._drive(self._begin(loaded, consumer, HandlerKind.CONSUMER))
 
     def resume(self, run_id: str) -> RunRecord:
         """Continue a paused run from its phase (after a backoff, a grant or a resolution).
@@ -593,6 +573,18 @@ class Runtime:
                 )
             )
         return failed
+
+    def _begin(self, loaded: _Loaded, handler: str, kind: HandlerKind) -> RunRecord:
+        record = self.store.get_handler(loaded.record.name, handler)
+        return self.observer.run(
+            self.store.begin_run(
+                loaded.record.name,
+                handler,
+                kind,
+                input_state=record.state if record.has_state else None,
+                version=loaded.version.version,
+            )
+        )
 
     def _pause(
         self,
