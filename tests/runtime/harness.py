@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from keep_sdk.conformance import ManualClock
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.model import BackoffPolicy, EventStatus, HostPolicy, SandboxLimits
@@ -86,20 +87,6 @@ MAIL = {
 }
 
 
-class FakeClock:
-    """A clock tests move by hand."""
-
-    def __init__(self, start: dt.datetime = T0) -> None:
-        self.now = start
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> dt.datetime:
-        self.now += dt.timedelta(seconds=seconds)
-        return self.now
-
-
 def fast_policy(**overrides: Any) -> HostPolicy:
     """A policy with small limits and quick backoffs, so failing tests fail fast."""
     values: dict[str, Any] = {
@@ -122,7 +109,7 @@ class Env:
     sheets: Sheets
     slack: Slack
     runtime: Runtime
-    clock: FakeClock
+    clock: ManualClock
     observed: list[Observation] = field(default_factory=list)
 
     @property
@@ -177,7 +164,7 @@ def make_env(
     grants: tuple[str, ...] = ("gmail.read", "sheets.write", "slack.write"),
     backing: Path | None = None,
 ) -> Env:
-    clock = FakeClock()
+    clock = ManualClock(T0)
     store = open_store(store_url, clock=clock)
     gmail = Gmail(seed=MAIL, backing=backing)
     sheets = Sheets(seed={"spreadsheets": {"reports": {"rows": []}}}, backing=backing)

@@ -39,7 +39,7 @@ def test_transient_read_in_prepare_pauses_then_resumes_from_the_same_phase(
     assert (paused.status, paused.phase) == (RunStatus.PAUSED_TRANSIENT, RunPhase.PREPARING)
     assert paused.failure is FailureKind.TRANSIENT
     assert paused.resume_at is not None
-    assert paused.resume_at > env.clock.now
+    assert paused.resume_at > env.clock()
     done = env.runtime.resume(paused.id)
     assert done.status is RunStatus.COMMITTED
     assert env.rows() == [["m1@example.com", "Hi"]]
@@ -124,9 +124,9 @@ def test_a_reconcile_that_cannot_tell_pauses_and_the_loop_settles_it_later(env: 
     assert paused.status is RunStatus.PAUSED_RECONCILIATION
     [entry] = env.store.list_ledger()
     assert entry.status is LedgerStatus.NEEDS_RECONCILE
-    assert env.store.due_reconciliations(env.clock.now) == []
+    assert env.store.due_reconciliations(env.clock()) == []
     env.clock.advance(11)
-    assert [e.id for e in env.store.due_reconciliations(env.clock.now)] == [entry.id]
+    assert [e.id for e in env.store.due_reconciliations(env.clock())] == [entry.id]
     settled = env.runtime.reconcile(entry.id)
     assert settled.status is LedgerStatus.APPLIED
     assert env.store.get_run(paused.id).status is RunStatus.COMMITTED
@@ -259,7 +259,7 @@ def test_transient_backoff_grows_across_restarts_and_gives_up_at_the_limit(
     delays = []
     for _ in range(2):
         assert paused.resume_at is not None
-        delays.append((paused.resume_at - env.clock.now).total_seconds())
+        delays.append((paused.resume_at - env.clock()).total_seconds())
         restarted = Runtime(
             env.store,
             env.runtime.connectors,
@@ -270,7 +270,7 @@ def test_transient_backoff_grows_across_restarts_and_gives_up_at_the_limit(
         paused = restarted.resume(paused.id)
     assert delays == [1.0, 2.0]
     assert paused.status is RunStatus.PAUSED_TRANSIENT
-    assert (paused.resume_at - env.clock.now).total_seconds() == 4.0  # type: ignore[operator]
+    assert (paused.resume_at - env.clock()).total_seconds() == 4.0  # type: ignore[operator]
     final = env.runtime.resume(paused.id)
     assert final.status is RunStatus.FAILED_INTERNAL
     assert "gave up after 3 transient failures" in (final.error or "")

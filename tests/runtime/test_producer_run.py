@@ -18,7 +18,7 @@ def test_a_producer_publishes_and_advances_its_cursor(env: Env) -> None:
     assert all(e.created_by == run.id for e in events)
     handler = env.store.get_handler("mail-to-sheet", "pollEmail")
     assert handler.state == {"cursor": "2026-11-20T03:00:00Z"}
-    assert handler.next_run_at == env.clock.now + dt.timedelta(minutes=5)
+    assert handler.next_run_at == env.clock() + dt.timedelta(minutes=5)
 
 
 def test_rerunning_a_producer_publishes_nothing_twice(env: Env) -> None:
@@ -54,7 +54,7 @@ def test_a_transient_read_failure_pauses_the_producer_with_backoff(env: Env) -> 
     env.gmail.faults.inject(FaultKind.TRANSIENT, operation="search")
     run = env.runtime.run_producer("mail-to-sheet", "pollEmail")
     assert run.status is RunStatus.PAUSED_TRANSIENT
-    assert run.resume_at == env.clock.now + dt.timedelta(seconds=1)
+    assert run.resume_at == env.clock() + dt.timedelta(seconds=1)
     assert env.runtime.resume(run.id).status is RunStatus.COMMITTED
     assert len(env.store.list_events("mail-to-sheet")) == 3
 

@@ -12,6 +12,7 @@ Invariants checked after every step:
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import hypothesis.strategies as st
@@ -109,10 +110,10 @@ class RuntimeMachine(RuleBasedStateMachine):
     @rule()
     def time_passes_and_the_loops_run(self) -> None:
         self.env.clock.advance(120)
-        for entry in self.real_store.due_reconciliations(self.env.clock.now):
+        for entry in self.real_store.due_reconciliations(self.env.clock()):
             self.env.runtime.reconcile(entry.id)
         for run in self.real_store.list_runs(status=RunStatus.PAUSED_TRANSIENT):
-            if run.resume_at is None or run.resume_at <= self.env.clock.now:
+            if run.resume_at is None or run.resume_at <= self.env.clock():
                 self.env.runtime.resume(run.id)
         for run in self.real_store.list_runs(status=RunStatus.PAUSED_APPROVAL):
             self.env.runtime.resume(run.id)
@@ -201,7 +202,7 @@ class RuntimeMachine(RuleBasedStateMachine):
 
 TestRuntimeMachine = RuntimeMachine.TestCase
 TestRuntimeMachine.settings = settings(
-    max_examples=int(__import__("os").environ.get("KEEP_STATEFUL_EXAMPLES", "60")),
+    max_examples=int(os.environ.get("KEEP_STATEFUL_EXAMPLES", "60")),
     stateful_step_count=25,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

@@ -102,7 +102,7 @@ def test_recovery_reconciles_a_mutation_that_was_in_flight(env: Env) -> None:
     run_id = _interrupted(env, RunPhase.MUTATING)
     [paused] = env.runtime.recover()
     assert (paused.id, paused.status) == (run_id, RunStatus.PAUSED_RECONCILIATION)
-    [entry] = env.store.due_reconciliations(env.clock.now)
+    [entry] = env.store.due_reconciliations(env.clock())
     env.runtime.reconcile(entry.id)
     assert env.store.get_run(run_id).status is RunStatus.COMMITTED
     assert len(env.sheets.effects()) == 1
