@@ -30,6 +30,12 @@ class ManualClock:
             self._now += dt.timedelta(seconds=seconds)
             return self._now
 
+    def set(self, when: dt.datetime) -> dt.datetime:
+        """Jump to `when` (an aware datetime) and return it."""
+        with self._lock:
+            self._now = when
+            return self._now
+
 
 class InjectedFault(Exception):
     """Raised by `FaultInjector` inside a commit point; the store must change nothing."""

@@ -464,7 +464,7 @@ class Runtime:
             phase=phase,
             subscribed=subscribed,
             publishable=list(publishes if publishes is not None else loaded.manifest.topics),
-            grants=list(self.store.get_workflow(run.workflow).grants),
+            grants=list(loaded.record.grants),
             message_id_seed=f"{run.workflow}\x1f{run.handler}\x1f{chain_root(self.store, run)}",
         )
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from keep_sdk.conformance import ManualClock
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import FaultKind, Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, LedgerStatus, RunStatus
 from keep_sdk.runtime import PersonActions, Runtime
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import Publication, open_store
-from tests.runtime.harness import MAIL_TO_SHEET, FakeClock, fast_policy
+from tests.runtime.harness import MAIL_TO_SHEET, T0, fast_policy
 
 FAULTS = [
     FaultKind.TRANSIENT,
@@ -45,7 +46,7 @@ steps = st.lists(
 )
 @given(steps)
 def test_every_event_is_appended_once_in_order(plan: list[tuple[str, object]]) -> None:
-    clock = FakeClock()
+    clock = ManualClock(T0)
     store = open_store("memory://", clock=clock)
     sheets = Sheets(seed={"spreadsheets": {"reports": {"rows": []}}}, clock=clock)
     connectors = ConnectorSet([Gmail(clock=clock), sheets, Slack(clock=clock)])
@@ -96,7 +97,7 @@ def test_every_event_is_appended_once_in_order(plan: list[tuple[str, object]]) -
             break
         upcoming = scheduler.next_due()
         assert upcoming is not None, "events wait, but nothing is scheduled to continue them"
-        clock.now = max(clock.now, upcoming)
+        clock.set(max(clock(), upcoming))
     events = store.list_events("mail-to-sheet", topic="email.received")
     assert {e.message_id: e.status for e in events} == dict.fromkeys(
         published, EventStatus.CONSUMED

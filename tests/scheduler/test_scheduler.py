@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from keep_sdk.conformance import ManualClock
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import FaultKind, Gmail, Sheets, Slack
 from keep_sdk.errors import InternalError
@@ -17,7 +18,7 @@ from keep_sdk.model import EventStatus, HandlerKind, RunStatus
 from keep_sdk.runtime import Runtime
 from keep_sdk.scheduler import LeaseKeeper, Scheduler, TaskKind
 from keep_sdk.stores import Lease, Publication, WorkflowRecord, open_store
-from tests.runtime.harness import MAIL_TO_SHEET, Env, FakeClock, fast_policy, make_env
+from tests.runtime.harness import MAIL_TO_SHEET, Env, fast_policy, make_env
 
 CRON_DIGEST = """
 export default Keep.workflow({
@@ -55,7 +56,7 @@ def test_a_fresh_deploy_runs_the_producer_then_every_event_in_order(env: Env) ->
         ["sender3@example.com", "Invoice 3"],
     ]
     assert scheduler.due() == []
-    assert scheduler.next_due() == env.clock.now + dt.timedelta(minutes=5)
+    assert scheduler.next_due() == env.clock() + dt.timedelta(minutes=5)
 
 
 def test_consumers_come_before_producers(env: Env) -> None:
@@ -67,7 +68,7 @@ def test_consumers_come_before_producers(env: Env) -> None:
 def test_every_trigger_of_a_consumer_coalesces_into_one_task(env: Env) -> None:
     for i in range(5):
         env.publish(f"m{i}")
-    env.store.set_wake_at("mail-to-sheet", "appendRow", env.clock.now)
+    env.store.set_wake_at("mail-to-sheet", "appendRow", env.clock())
     scheduler = Scheduler(env.runtime)
     assert kinds(scheduler).count((TaskKind.CONSUMER, "appendRow")) == 1
 
@@ -99,7 +100,7 @@ def test_a_missed_hour_of_an_interval_producer_runs_once(env: Env) -> None:
     env.clock.advance(3600)
     done = scheduler.run_until_idle()
     assert [a.task.kind for a in done] == [TaskKind.PRODUCER]
-    assert scheduler.next_due() == env.clock.now + dt.timedelta(minutes=5)
+    assert scheduler.next_due() == env.clock() + dt.timedelta(minutes=5)
 
 
 def test_a_cron_producer_waits_for_its_first_fire_time(env: Env) -> None:
@@ -109,7 +110,7 @@ def test_a_cron_producer_waits_for_its_first_fire_time(env: Env) -> None:
     bell = env.store.get_handler("digest", "bell")
     assert not bell.has_state
     assert bell.next_run_at == dt.datetime(2026, 11, 22, 17, 0, tzinfo=dt.UTC)
-    env.clock.now = dt.datetime(2026, 11, 22, 17, 0, 30, tzinfo=dt.UTC)
+    env.clock.set(dt.datetime(2026, 11, 22, 17, 0, 30, tzinfo=dt.UTC))
     done = scheduler.run_until_idle()
     assert [a.task.kind for a in done if a.task.workflow == "digest"] == [TaskKind.PRODUCER]
     assert env.store.get_handler("digest", "bell").state == {"rang": 1}
@@ -131,7 +132,7 @@ def test_a_paused_run_holds_its_consumer_back_until_its_backoff_ends(env: Env) -
     paused = done[-1].run
     assert paused is not None
     assert paused.status is RunStatus.PAUSED_TRANSIENT
-    assert paused.resume_at == env.clock.now + dt.timedelta(seconds=1)
+    assert paused.resume_at == env.clock() + dt.timedelta(seconds=1)
     env.publish("m9")
     assert [t.kind for t in scheduler.due()] == []
     env.clock.advance(1)
@@ -150,7 +151,7 @@ def test_a_backoff_survives_a_restart(tmp_path: Path) -> None:
     [paused] = first.store.list_runs(status=RunStatus.PAUSED_TRANSIENT)
     first.store.close()
 
-    clock = FakeClock(first.clock.now)
+    clock = ManualClock(first.clock())
     store = open_store(url, clock=clock)
     connectors = ConnectorSet(
         [Gmail(backing=backing), Sheets(backing=backing), Slack(backing=backing)]
@@ -160,7 +161,7 @@ def test_a_backoff_survives_a_restart(tmp_path: Path) -> None:
     assert scheduler.due() == []
     assert scheduler.next_due() == paused.resume_at
     assert paused.resume_at is not None
-    clock.now = paused.resume_at
+    clock.set(paused.resume_at)
     done = scheduler.run_until_idle()
     assert done[0].task.kind is TaskKind.RESUME
     assert done[0].task.run_id == paused.id
@@ -208,7 +209,7 @@ def test_a_live_lease_keeps_other_workers_away_and_an_expired_one_is_taken_over(
     assert len(env.rows()) == 3
     survivor.close()
     released = env.store.get_lease("mail-to-sheet")
-    assert released is None or released.expired(env.clock.now)
+    assert released is None or released.expired(env.clock())
 
 
 def test_leases_of_workflows_without_work_are_released(env: Env) -> None:
@@ -225,7 +226,7 @@ def test_heartbeats_extend_held_leases_and_report_lost_ones(env: Env) -> None:
     assert scheduler.leases.heartbeat() == []
     renewed = env.store.get_lease("mail-to-sheet")
     assert renewed is not None
-    assert renewed.expires_at == env.clock.now + dt.timedelta(seconds=5)
+    assert renewed.expires_at == env.clock() + dt.timedelta(seconds=5)
     env.clock.advance(6)
     assert Scheduler(env.runtime, worker="other").leases.claim("mail-to-sheet") is not None
     assert scheduler.leases.heartbeat() == ["mail-to-sheet"]
@@ -319,4 +320,4 @@ def test_a_lease_with_more_than_half_its_time_left_is_not_written_again(env: Env
     assert calls == ["mail-to-sheet", "mail-to-sheet"]
     assert renewed is not None
     assert first is not None
-    assert renewed.expires_at == env.clock.now + dt.timedelta(seconds=10)
+    assert renewed.expires_at == env.clock() + dt.timedelta(seconds=10)
