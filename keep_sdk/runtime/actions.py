@@ -15,6 +15,7 @@ from keep_sdk.model import (
     HandlerKind,
     LedgerEntry,
     LedgerStatus,
+    ReconcileStatus,
     RunPhase,
     RunRecord,
     RunStatus,
@@ -64,16 +65,18 @@ class PersonActions:
             workflow=run.workflow,
             detail={"run": run.id, "outcome": outcome.status.value, "detail": outcome.detail},
         )
-        if outcome.status.value == "applied":
-            self.store.resolve_mutation(
-                entry.id,
-                Resolution.HAPPENED,
-                actor=actor,
-                detail="reconciled on a person's request",
-                result=outcome.result,
+        if outcome.status is ReconcileStatus.APPLIED:
+            self.runtime.observer.ledger(
+                self.store.resolve_mutation(
+                    entry.id,
+                    Resolution.HAPPENED,
+                    actor=actor,
+                    detail="reconciled on a person's request",
+                    result=outcome.result,
+                )
             )
             return self.runtime.resume(run.id)
-        if outcome.status.value == "failed":
+        if outcome.status is ReconcileStatus.FAILED:
             return self.didnt_happen(run.id, actor=actor)
         return run
 
@@ -86,7 +89,9 @@ class PersonActions:
         """
         run, entry = self._escalated(run_id, allow_failed=True)
         if entry.status is not LedgerStatus.FAILED:
-            self.store.resolve_mutation(entry.id, Resolution.DIDNT_HAPPEN, actor=actor)
+            self.runtime.observer.ledger(
+                self.store.resolve_mutation(entry.id, Resolution.DIDNT_HAPPEN, actor=actor)
+            )
         retry = self.store.begin_run(
             run.workflow,
             run.handler,
@@ -109,7 +114,9 @@ class PersonActions:
         """Skip the escalated mutation: ``next`` runs with ``{status: "skipped"}`` and the
         run's events end ``skipped``."""
         run, entry = self._escalated(run_id)
-        self.store.resolve_mutation(entry.id, Resolution.SKIP, actor=actor)
+        self.runtime.observer.ledger(
+            self.store.resolve_mutation(entry.id, Resolution.SKIP, actor=actor)
+        )
         return self.runtime.resume(run.id)
 
     def grant(self, workflow: str, permission: str, *, actor: str) -> list[RunRecord]:

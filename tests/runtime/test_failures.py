@@ -277,3 +277,13 @@ def test_transient_backoff_grows_across_restarts_and_gives_up_at_the_limit(
     assert sum("host: transient failure" in line for line in final.logs) == 3
     assert env.store.list_ledger()[0].status is LedgerStatus.FAILED
     assert env.statuses() == {"m1": EventStatus.PENDING}
+
+
+def test_a_persons_resolution_is_heard_by_observers(escalated: tuple[Env, str]) -> None:
+    from keep_sdk.plugins import LedgerChanged
+
+    env, run_id = escalated
+    env.observed.clear()
+    env.actions.didnt_happen(run_id, actor="bob")
+    statuses = [o.entry.status for o in env.observed if isinstance(o, LedgerChanged)]
+    assert statuses == [LedgerStatus.FAILED, LedgerStatus.IN_FLIGHT, LedgerStatus.APPLIED]
