@@ -90,11 +90,13 @@ def outcome_for_host_error(
             failure = FailureKind.PRECONDITION
         elif isinstance(exc, UncertainOutcome):
             failure = FailureKind.INDETERMINATE
+        text = str(exc)
         return CallFailed(
             operation=name,
             failure=failure,
-            message=f"ctx.{name} failed: {exc}",
+            message=text if name in text else f"ctx.{name} failed: {text}",
             retry_after=retry_after,
+            permission=exc.permission if isinstance(exc, PermissionDenied) else None,
             **where,
         )
     return InternalFailure(message=f"ctx.{name} failed in the host: {type(exc).__name__}: {exc}")

@@ -230,13 +230,14 @@ class CallFailed(_Located):
     failure: FailureKind
     message: str
     retry_after: float | None = None
+    permission: str | None = Field(default=None, description="The missing permission, if known.")
 
     def to_error(self, request: PhaseRequest | None = None) -> KeepError | None:
         """The connector error class that matches `failure`."""
         if self.failure is FailureKind.TRANSIENT:
             return TransientError(self.message, retry_after=self.retry_after)
         if self.failure is FailureKind.PERMISSION:
-            return PermissionDenied(self.message)
+            return PermissionDenied(self.message, permission=self.permission)
         if self.failure is FailureKind.PRECONDITION:
             return PreconditionFailed(self.message)
         if self.failure is FailureKind.INDETERMINATE:

@@ -287,3 +287,12 @@ def test_a_persons_resolution_is_heard_by_observers(escalated: tuple[Env, str]) 
     env.actions.didnt_happen(run_id, actor="bob")
     statuses = [o.entry.status for o in env.observed if isinstance(o, LedgerChanged)]
     assert statuses == [LedgerStatus.FAILED, LedgerStatus.IN_FLIGHT, LedgerStatus.APPLIED]
+
+
+def test_a_read_without_its_grant_escalates_naming_the_permission_once(store_url: str) -> None:
+    env = make_env(store_url, grants=())
+    paused = env.runtime.run_producer("mail-to-sheet", "pollEmail")
+    assert paused.status is RunStatus.PAUSED_APPROVAL
+    assert (paused.error or "").count("ctx.gmail.search") == 1
+    [escalation] = [o.escalation for o in env.observed if isinstance(o, Escalated)]
+    assert escalation.actions == ["grant gmail.read"]
