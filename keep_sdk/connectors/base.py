@@ -15,6 +15,23 @@ from keep_sdk.model import OperationKind, ReconcileOutcome, ReconcileStatus
 __all__ = ["Connector"]
 
 _NAME = re.compile(r"^[a-z][A-Za-z0-9]*$")
+
+
+_MANIFESTS: dict[type[Connector], ConnectorManifest] = {}
+
+
+def _manifest_of(cls: type[Connector]) -> ConnectorManifest:
+    manifest = _MANIFESTS.get(cls)
+    if manifest is None:
+        description = cls.description or " ".join((cls.__doc__ or "").split())
+        manifest = _MANIFESTS[cls] = ConnectorManifest(
+            name=cls.name,
+            description=description,
+            operations=[op.manifest() for op in cls.operations.values()],
+        )
+    return manifest
+
+
 _JSON: TypeAdapter[JsonValue] = TypeAdapter(JsonValue)
 
 
@@ -48,13 +65,12 @@ class Connector:
 
     @classmethod
     def manifest(cls) -> ConnectorManifest:
-        """The connector as scripts, the validator and the sandbox see it."""
-        description = cls.description or " ".join((cls.__doc__ or "").split())
-        return ConnectorManifest(
-            name=cls.name,
-            description=description,
-            operations=[op.manifest() for op in cls.operations.values()],
-        )
+        """The connector as scripts, the validator and the sandbox see it.
+
+        Built once per class (operations are fixed when the class is defined):
+        generating the argument JSON Schemas costs milliseconds.
+        """
+        return _manifest_of(cls)
 
     @classmethod
     def operation(cls, js_name: str) -> Operation[Any]:

@@ -155,3 +155,8 @@ def test_idempotency_keys_are_deterministic_and_header_safe(w: str, h: str, r: s
 def test_different_runs_never_share_a_key(w: str, h: str, r1: str, r2: str) -> None:
     if r1 != r2:
         assert idempotency_key(w, h, r1) != idempotency_key(w, h, r2)
+
+
+def test_a_connector_manifest_is_built_once_per_class() -> None:
+    assert Notes.manifest() is Notes.manifest()
+    assert Notes.manifest().operation("add").reconcilable
