@@ -9,7 +9,9 @@ built only when there is none.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import tree_sitter
 from croniter import croniter
@@ -29,6 +31,8 @@ from keep_sdk.validator.shape import (
 )
 from keep_sdk.validator.source import SourceText
 from keep_sdk.validator.trusted import trusted
+
+_T = TypeVar("_T")
 
 __all__ = ["Extraction", "extract_workflow"]
 
@@ -182,9 +186,9 @@ class _Reader:
             elif entry.key == "topics":
                 topics = self.topics(entry.value)
             elif entry.key == "producers":
-                producers = self.producers(entry.value)
+                producers = self.section(entry.value, "producers", self.producer)
             elif entry.key == "consumers":
-                consumers = self.consumers(entry.value)
+                consumers = self.section(entry.value, "consumers", self.consumer)
             else:
                 self.problem(
                     "unknown-key",
@@ -285,17 +289,16 @@ class _Reader:
             names.append(entry.key)
         return names
 
-    def producers(self, node: Node | None) -> list[ProducerManifest]:
+    def section(
+        self, node: Node | None, name: str, build: Callable[[_Entry], _T | None]
+    ) -> list[_T]:
+        """The handlers of the `name` object (producers or consumers), as `build` reads them."""
         target = self.resolve(node)
         if target is None or target.type != "object":
-            self.problem("section-not-object", node, section="producers")
+            self.problem("section-not-object", node, section=name)
             return []
-        found: list[ProducerManifest] = []
-        for entry in self.entries(target, "producers"):
-            producer = self.producer(entry)
-            if producer is not None:
-                found.append(producer)
-        return found
+        built = (build(entry) for entry in self.entries(target, name))
+        return [handler for handler in built if handler is not None]
 
     def producer(self, entry: _Entry) -> ProducerManifest | None:
         where = f"producers.{entry.key}"
@@ -386,18 +389,6 @@ class _Reader:
             )
             return None
         return trusted(CronSchedule, {"kind": "cron", "cron": text})
-
-    def consumers(self, node: Node | None) -> list[ConsumerManifest]:
-        target = self.resolve(node)
-        if target is None or target.type != "object":
-            self.problem("section-not-object", node, section="consumers")
-            return []
-        found: list[ConsumerManifest] = []
-        for entry in self.entries(target, "consumers"):
-            consumer = self.consumer(entry)
-            if consumer is not None:
-                found.append(consumer)
-        return found
 
     def consumer(self, entry: _Entry) -> ConsumerManifest | None:
         where = f"consumers.{entry.key}"
