@@ -18,6 +18,7 @@ from croniter import croniter
 
 from keep_sdk.model import HandlerKind, HandlerPhase, HostPolicy
 from keep_sdk.validator.facts import Handler, ShapeProblem, TopicUse
+from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import FUNCTION_TYPES, Scope, string_literal
 from keep_sdk.validator.shape import (
     ConsumerManifest,
@@ -111,15 +112,15 @@ class _Reader:
         for child in obj.named_children:
             kind = child.type
             if kind == "pair":
-                key_node = child.child_by_field_name("key")
-                value = child.child_by_field_name("value")
+                key_node = child.child_by_field_id(Field.KEY)
+                value = child.child_by_field_id(Field.VALUE)
                 key = self.key(key_node) if key_node is not None else None
                 if key is None or key_node is None:
                     self.problem("computed-key", child, where=what)
                     continue
                 found.append(_Entry(key, key_node, value, child))
             elif kind == "method_definition":
-                key_node = child.child_by_field_name("name")
+                key_node = child.child_by_field_id(Field.NAME)
                 key = self.key(key_node) if key_node is not None else None
                 if key is None or key_node is None:
                     self.problem("computed-key", child, where=what)
@@ -230,12 +231,12 @@ class _Reader:
         for statement in self.source.root.named_children:
             if statement.type != "export_statement":
                 continue
-            value = statement.child_by_field_name("value")
+            value = statement.child_by_field_id(Field.VALUE)
             is_default = any(c.type == "default" for c in statement.children)
             if value is not None and is_default:
                 found.append((statement, value))
             elif is_default:
-                declaration = statement.child_by_field_name("declaration")
+                declaration = statement.child_by_field_id(Field.DECLARATION)
                 self.problem("default-declaration", declaration or statement)
             else:
                 self.problem("named-export", statement)
@@ -249,7 +250,7 @@ class _Reader:
         if call is None or not self.is_keep_call(call, "workflow"):
             self.problem("not-keep-workflow", value)
             return None
-        arguments = call.child_by_field_name("arguments")
+        arguments = call.child_by_field_id(Field.ARGUMENTS)
         args = [a for a in arguments.named_children if a.type != "comment"] if arguments else []
         config = self.resolve(args[0]) if len(args) == 1 else None
         if config is None or config.type != "object":
@@ -260,11 +261,11 @@ class _Reader:
     def is_keep_call(self, node: Node, method: str) -> bool:
         if node.type != "call_expression":
             return False
-        callee = node.child_by_field_name("function")
+        callee = node.child_by_field_id(Field.FUNCTION)
         if callee is None or callee.type != "member_expression":
             return False
-        obj = callee.child_by_field_name("object")
-        prop = callee.child_by_field_name("property")
+        obj = callee.child_by_field_id(Field.OBJECT)
+        prop = callee.child_by_field_id(Field.PROPERTY)
         return (
             obj is not None
             and prop is not None
@@ -394,7 +395,7 @@ class _Reader:
         where = f"consumers.{entry.key}"
         value = self.resolve(entry.value)
         if value is not None and self.is_keep_call(value, "consumer"):
-            arguments = value.child_by_field_name("arguments")
+            arguments = value.child_by_field_id(Field.ARGUMENTS)
             args = [a for a in arguments.named_children if a.type != "comment"] if arguments else []
             value = self.resolve(args[0]) if len(args) == 1 else None
         if value is None or value.type != "object":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import tree_sitter
 
 from keep_sdk.validator.facts import Analysis, GlobalUse, GlobalUseKind
+from keep_sdk.validator.fields import Field
 from keep_sdk.validator.source import words
 
 __all__ = ["FORBIDDEN_NAMES", "UNAVAILABLE_NAMES", "scan_globals"]
@@ -108,15 +109,15 @@ def _is_declaration(node: tree_sitter.Node) -> bool:
     if kind in _DECLARING_PARENTS:
         return True
     if kind in _NAMED_DECLARATIONS:
-        name = parent.child_by_field_name("name")
+        name = parent.child_by_field_id(Field.NAME)
         return name is not None and name.id == node.id
     if kind in ("arrow_function", "catch_clause"):
         return True
     if kind in ("assignment_pattern", "object_assignment_pattern"):
-        left = parent.child_by_field_name("left")
+        left = parent.child_by_field_id(Field.LEFT)
         return left is not None and left.id == node.id
     if kind == "pair_pattern":
-        value = parent.child_by_field_name("value")
+        value = parent.child_by_field_id(Field.VALUE)
         return value is not None and value.id == node.id
     return False
 
@@ -125,7 +126,7 @@ def _property_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
     """The member expression whose property `node` is."""
     parent = node.parent
     if parent is not None and parent.type == "member_expression":
-        prop = parent.child_by_field_name("property")
+        prop = parent.child_by_field_id(Field.PROPERTY)
         if prop is not None and prop.id == node.id:
             return parent
     return None
@@ -171,9 +172,9 @@ def _classify(analysis: Analysis, node: tree_sitter.Node, word: str) -> GlobalUs
     member = _property_of(node)
     if member is None:
         return None
-    obj = member.child_by_field_name("object")
+    obj = member.child_by_field_id(Field.OBJECT)
     if word == "constructor" and obj is not None and obj.type == "member_expression":
-        inner = obj.child_by_field_name("property")
+        inner = obj.child_by_field_id(Field.PROPERTY)
         if inner is not None and analysis.text(inner) == "constructor":
             return GlobalUse(member, "constructor.constructor", GlobalUseKind.FORBIDDEN)
     if word == "setPrototypeOf" and obj is not None and analysis.text(obj) in ("Object", "Reflect"):

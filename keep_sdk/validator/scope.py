@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import tree_sitter
 
+from keep_sdk.validator.fields import Field
+
 if TYPE_CHECKING:
     from keep_sdk.validator.facts import CapabilityCall
 
@@ -210,10 +212,10 @@ def pattern_names(node: Node) -> list[Node]:
         return [node]
     names: list[Node] = []
     if kind == "pair_pattern":
-        value = node.child_by_field_name("value")
+        value = node.child_by_field_id(Field.VALUE)
         return pattern_names(value) if value is not None else []
     if kind in ("assignment_pattern", "object_assignment_pattern"):
-        left = node.child_by_field_name("left")
+        left = node.child_by_field_id(Field.LEFT)
         return pattern_names(left) if left is not None else []
     for child in node.named_children:
         if child.type in ("comment", "property_identifier", "computed_property_name"):
@@ -249,7 +251,7 @@ def module_scope(root: Node, data: bytes) -> Scope:
     for statement in root.named_children:
         declaration = statement
         if statement.type == "export_statement":
-            inner = statement.child_by_field_name("declaration")
+            inner = statement.child_by_field_id(Field.DECLARATION)
             if inner is None:
                 continue
             declaration = inner
@@ -261,7 +263,7 @@ def declare_statement(statement: Node, scope: Scope, data: bytes, *, module: boo
     """Declare what `statement` binds (if it is a declaration) in `scope`."""
     kind = statement.type
     if kind in ("function_declaration", "generator_function_declaration"):
-        name = statement.child_by_field_name("name")
+        name = statement.child_by_field_id(Field.NAME)
         if name is not None:
             text = data[name.start_byte : name.end_byte].decode("utf-8", "replace")
             scope.declare(
@@ -277,8 +279,8 @@ def declare_statement(statement: Node, scope: Scope, data: bytes, *, module: boo
     elif kind in ("lexical_declaration", "variable_declaration"):
         decl_kind, declarators = declarations(statement)
         for declarator in declarators:
-            target = declarator.child_by_field_name("name")
-            init = declarator.child_by_field_name("value")
+            target = declarator.child_by_field_id(Field.NAME)
+            init = declarator.child_by_field_id(Field.VALUE)
             if target is None:
                 continue
             if target.type == "identifier":
@@ -292,7 +294,7 @@ def declare_statement(statement: Node, scope: Scope, data: bytes, *, module: boo
                     text = data[name.start_byte : name.end_byte].decode("utf-8", "replace")
                     scope.declare(Binding(text, decl_kind, name, None, None, module))
     elif kind == "class_declaration":
-        name = statement.child_by_field_name("name")
+        name = statement.child_by_field_id(Field.NAME)
         if name is not None:
             text = data[name.start_byte : name.end_byte].decode("utf-8", "replace")
             scope.declare(Binding(text, "class", name, None, statement, module))

@@ -30,6 +30,7 @@ from keep_sdk.validator.facts import (
     TopicUse,
     UnknownOperationUse,
 )
+from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
     CTX,
     CTX_METHODS,
@@ -213,7 +214,7 @@ class _Walk:
 
     def is_inert(self, function: Node) -> bool:
         """True for a function with an empty block body and plain parameters: nothing to find."""
-        body = function.child_by_field_name("body")
+        body = function.child_by_field_id(Field.BODY)
         if body is None or body.type != "statement_block" or body.named_child_count:
             return False
         return all(p.type == "identifier" for p in self.parameters(function))
@@ -235,10 +236,10 @@ class _Walk:
     # functions
 
     def parameters(self, function: Node) -> list[Node]:
-        single = function.child_by_field_name("parameter")
+        single = function.child_by_field_id(Field.PARAMETER)
         if single is not None:
             return [single]
-        params = function.child_by_field_name("parameters")
+        params = function.child_by_field_id(Field.PARAMETERS)
         if params is None:
             return []
         return [p for p in params.named_children if p.type != "comment"]
@@ -252,7 +253,7 @@ class _Walk:
         return state
 
     def function_body(self, function: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
-        body = function.child_by_field_name("body")
+        body = function.child_by_field_id(Field.BODY)
         if body is None:
             return None, state
         if body.type != "statement_block":
@@ -322,8 +323,8 @@ class _Walk:
             for child in pattern.named_children:
                 state = self.bind(child, None, scope, kind, state)
         elif kind_of == "assignment_pattern":
-            left = pattern.child_by_field_name("left")
-            right = pattern.child_by_field_name("right")
+            left = pattern.child_by_field_id(Field.LEFT)
+            right = pattern.child_by_field_id(Field.RIGHT)
             default, state = self.expr(right, scope, state) if right is not None else (None, state)
             if left is not None:
                 state = self.bind(left, value if value is not None else default, scope, kind, state)
@@ -340,8 +341,8 @@ class _Walk:
             name = self.text(child)
             scope.declare(Binding(name, kind, child, self.member(value, name, child)))
         elif kind_of == "pair_pattern":
-            key = child.child_by_field_name("key")
-            target = child.child_by_field_name("value")
+            key = child.child_by_field_id(Field.KEY)
+            target = child.child_by_field_id(Field.VALUE)
             key_name = self.key_name(key) if key is not None else None
             member: Value | None = None
             if key_name is None:
@@ -352,8 +353,8 @@ class _Walk:
             if target is not None:
                 state = self.bind(target, member, scope, kind, state)
         elif kind_of == "object_assignment_pattern":
-            left = child.child_by_field_name("left")
-            right = child.child_by_field_name("right")
+            left = child.child_by_field_id(Field.LEFT)
+            right = child.child_by_field_id(Field.RIGHT)
             default, state = self.expr(right, scope, state) if right is not None else (None, state)
             if left is not None:
                 name = self.text(left)
@@ -519,8 +520,8 @@ class _Walk:
     def declaration(self, node: Node, scope: Scope, state: Flow) -> Flow:
         kind, declarators = declarations(node)
         for declarator in declarators:
-            target = declarator.child_by_field_name("name")
-            init = declarator.child_by_field_name("value")
+            target = declarator.child_by_field_id(Field.NAME)
+            init = declarator.child_by_field_id(Field.VALUE)
             value: Value | None = None
             if init is not None:
                 value, state = self.expr(init, scope, state)
@@ -545,16 +546,16 @@ class _Walk:
         return end
 
     def if_statement(self, node: Node, scope: Scope, state: Flow) -> Flow:
-        condition = node.child_by_field_name("condition")
+        condition = node.child_by_field_id(Field.CONDITION)
         if condition is not None:
             start, end = condition.start_byte, condition.end_byte
             if condition.type == "parenthesized_expression":
                 start, end = start + 1, end - 1
             if not self.is_plain_text(start, end, scope):
                 _, state = self.expr(condition, scope, state)
-        consequence = node.child_by_field_name("consequence")
+        consequence = node.child_by_field_id(Field.CONSEQUENCE)
         then_state = self.statement(consequence, scope, state) if consequence else state
-        alternative = node.child_by_field_name("alternative")
+        alternative = node.child_by_field_id(Field.ALTERNATIVE)
         if alternative is None:
             return join(then_state, state)
         else_state = state
@@ -564,7 +565,7 @@ class _Walk:
         return join(then_state, else_state)
 
     def switch_statement(self, node: Node, scope: Scope, state: Flow) -> Flow:
-        value = node.child_by_field_name("value")
+        value = node.child_by_field_id(Field.VALUE)
         if value is not None:
             _, state = self.expr(value, scope, state)
         label, self.pending_label = self.pending_label, None
@@ -573,13 +574,13 @@ class _Walk:
         inner = Scope(parent=scope)
         falling: Flow = None
         has_default = False
-        body = node.child_by_field_name("body")
+        body = node.child_by_field_id(Field.BODY)
         try:
             for case in body.named_children if body is not None else []:
                 if case.type == "switch_default":
                     has_default = True
                 elif case.type == "switch_case":
-                    test = case.child_by_field_name("value")
+                    test = case.child_by_field_id(Field.VALUE)
                     if test is not None:
                         _, state = self.expr(test, scope, state)
                 else:
@@ -665,10 +666,10 @@ class _Walk:
 
     def for_statement(self, node: Node, scope: Scope, state: Flow) -> Flow:
         inner = Scope(parent=scope)
-        initializer = node.child_by_field_name("initializer")
+        initializer = node.child_by_field_id(Field.INITIALIZER)
         if initializer is not None:
             state = self.statement(initializer, inner, state, quiet=True)
-        condition = node.child_by_field_name("condition")
+        condition = node.child_by_field_id(Field.CONDITION)
         if condition is not None and condition.type == "empty_statement":
             condition = None
         if condition is not None and condition.type == "expression_statement":
@@ -677,17 +678,17 @@ class _Walk:
             node,
             inner,
             state,
-            body=node.child_by_field_name("body"),
+            body=node.child_by_field_id(Field.BODY),
             test=condition,
-            update=node.child_by_field_name("increment"),
+            update=node.child_by_field_id(Field.INCREMENT),
         )
 
     def for_in_statement(self, node: Node, scope: Scope, state: Flow) -> Flow:
-        right = node.child_by_field_name("right")
+        right = node.child_by_field_id(Field.RIGHT)
         if right is not None:
             _, state = self.expr(right, scope, state)
-        left = node.child_by_field_name("left")
-        kind_node = node.child_by_field_name("kind")
+        left = node.child_by_field_id(Field.LEFT)
+        kind_node = node.child_by_field_id(Field.KIND)
         binding = None
         if left is not None:
             if kind_node is not None:
@@ -695,7 +696,7 @@ class _Walk:
             else:
                 self.write_target(left, None, scope, state)
         loop_state = self.loop(
-            node, scope, state, body=node.child_by_field_name("body"), binding=binding
+            node, scope, state, body=node.child_by_field_id(Field.BODY), binding=binding
         )
         return join(loop_state, state)
 
@@ -704,8 +705,8 @@ class _Walk:
             node,
             scope,
             state,
-            body=node.child_by_field_name("body"),
-            test=node.child_by_field_name("condition"),
+            body=node.child_by_field_id(Field.BODY),
+            test=node.child_by_field_id(Field.CONDITION),
         )
 
     def do_statement(self, node: Node, scope: Scope, state: Flow) -> Flow:
@@ -713,15 +714,15 @@ class _Walk:
             node,
             scope,
             state,
-            body=node.child_by_field_name("body"),
-            test=node.child_by_field_name("condition"),
+            body=node.child_by_field_id(Field.BODY),
+            test=node.child_by_field_id(Field.CONDITION),
             at_least_once=True,
         )
 
     def try_statement(self, node: Node, scope: Scope, state: Flow) -> Flow:
-        body = node.child_by_field_name("body")
-        catch = node.child_by_field_name("handler")
-        finalizer = node.child_by_field_name("finalizer")
+        body = node.child_by_field_id(Field.BODY)
+        catch = node.child_by_field_id(Field.HANDLER)
+        finalizer = node.child_by_field_id(Field.FINALIZER)
         self.in_try += 1
         self.try_states.append([])
         try:
@@ -735,16 +736,16 @@ class _Walk:
             after = body_end
             if catch is not None:
                 catch_scope = Scope(parent=scope)
-                parameter = catch.child_by_field_name("parameter")
+                parameter = catch.child_by_field_id(Field.PARAMETER)
                 if parameter is not None:
                     self.bind(parameter, None, catch_scope, "catch", catch_entry)
-                catch_body = catch.child_by_field_name("body")
+                catch_body = catch.child_by_field_id(Field.BODY)
                 catch_end = (
                     self.block(catch_body, catch_scope, catch_entry) if catch_body else catch_entry
                 )
                 after = join(after, catch_end)
             if finalizer is not None:
-                final_body = finalizer.child_by_field_name("body")
+                final_body = finalizer.child_by_field_id(Field.BODY)
                 final_entry = join(after, catch_entry)
                 final_end = (
                     self.block(final_body, Scope(parent=scope), final_entry)
@@ -771,7 +772,7 @@ class _Walk:
         return None
 
     def find_target(self, node: Node, *, loop_only: bool) -> _Target | None:
-        label_node = node.child_by_field_name("label")
+        label_node = node.child_by_field_id(Field.LABEL)
         label = self.text(label_node) if label_node is not None else None
         for target in reversed(self.frame.targets):
             if label is not None and target.label != label:
@@ -796,8 +797,8 @@ class _Walk:
         return None
 
     def labeled_statement(self, node: Node, scope: Scope, state: Flow) -> Flow:
-        label = node.child_by_field_name("label")
-        body = node.child_by_field_name("body")
+        label = node.child_by_field_id(Field.LABEL)
+        body = node.child_by_field_id(Field.BODY)
         if body is None:
             return state
         self.pending_label = self.text(label) if label is not None else None
@@ -814,10 +815,10 @@ class _Walk:
         return self.statement(body, scope, state, quiet=True)
 
     def with_statement(self, node: Node, scope: Scope, state: Flow) -> Flow:
-        obj = node.child_by_field_name("object")
+        obj = node.child_by_field_id(Field.OBJECT)
         if obj is not None:
             _, state = self.expr(obj, scope, state)
-        body = node.child_by_field_name("body")
+        body = node.child_by_field_id(Field.BODY)
         return self.statement(body, scope, state, quiet=True) if body is not None else state
 
     # expressions
@@ -894,8 +895,8 @@ class _Walk:
             obj = children[0] if children else None
             prop = children[-1] if len(children) > 1 else None
             if prop is None or prop.type not in _PROPERTY_TYPES or obj is None:
-                obj = current.child_by_field_name("object")
-                prop = current.child_by_field_name("property")
+                obj = current.child_by_field_id(Field.OBJECT)
+                prop = current.child_by_field_id(Field.PROPERTY)
             if obj is None or prop is None:
                 return None, state
             chain.append((current, prop))
@@ -914,8 +915,8 @@ class _Walk:
     def subscript_expression(
         self, node: Node, scope: Scope, state: Flow
     ) -> tuple[Value | None, Flow]:
-        obj = node.child_by_field_name("object")
-        index = node.child_by_field_name("index")
+        obj = node.child_by_field_id(Field.OBJECT)
+        index = node.child_by_field_id(Field.INDEX)
         if obj is None or index is None:
             return None, state
         value, state = self.expr(obj, scope, state)
@@ -991,8 +992,8 @@ class _Walk:
                 if len(parts) == 2:
                     key, value_node = parts[0], parts[1]
                 else:
-                    key = child.child_by_field_name("key")
-                    value_node = child.child_by_field_name("value")
+                    key = child.child_by_field_id(Field.KEY)
+                    value_node = child.child_by_field_id(Field.VALUE)
                 if key is not None and key.type == "computed_property_name":
                     name = self.key_name(key)
                     if name is None:
@@ -1049,9 +1050,9 @@ class _Walk:
         return None, state
 
     def binary_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
-        operator = node.child_by_field_name("operator")
+        left = node.child_by_field_id(Field.LEFT)
+        right = node.child_by_field_id(Field.RIGHT)
+        operator = node.child_by_field_id(Field.OPERATOR)
         if left is not None:
             _, state = self.expr(left, scope, state)
         if right is None:
@@ -1065,7 +1066,7 @@ class _Walk:
     def ternary_expression(
         self, node: Node, scope: Scope, state: Flow
     ) -> tuple[Value | None, Flow]:
-        condition = node.child_by_field_name("condition")
+        condition = node.child_by_field_id(Field.CONDITION)
         if condition is not None:
             _, state = self.expr(condition, scope, state)
         results: list[Value | None] = []
@@ -1081,8 +1082,8 @@ class _Walk:
         return (results[0] if same else None), end
 
     def unary_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
-        operator = node.child_by_field_name("operator")
-        argument = node.child_by_field_name("argument")
+        operator = node.child_by_field_id(Field.OPERATOR)
+        argument = node.child_by_field_id(Field.ARGUMENT)
         if argument is None:
             return None, state
         if operator is not None and operator.type == "delete":
@@ -1092,14 +1093,14 @@ class _Walk:
         return None, state
 
     def update_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
-        argument = node.child_by_field_name("argument")
+        argument = node.child_by_field_id(Field.ARGUMENT)
         if argument is not None:
             self.write_target(argument, None, scope, state)
         return None, state
 
     def assignment(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
+        left = node.child_by_field_id(Field.LEFT)
+        right = node.child_by_field_id(Field.RIGHT)
         value: Value | None = None
         if right is not None:
             value, state = self.expr(right, scope, state)
@@ -1131,12 +1132,12 @@ class _Walk:
                 binding.value = value
             return
         if kind in ("member_expression", "subscript_expression"):
-            obj = target.child_by_field_name("object")
+            obj = target.child_by_field_id(Field.OBJECT)
             if obj is None:
                 return
             obj_value, _ = self.expr(obj, scope, state)
             if kind == "subscript_expression":
-                index = target.child_by_field_name("index")
+                index = target.child_by_field_id(Field.INDEX)
                 if index is not None and string_literal(index, self.data) is None:
                     self.expr(index, scope, state)
             if is_capability(obj_value):
@@ -1151,7 +1152,7 @@ class _Walk:
             if child.type in ("identifier", "shorthand_property_identifier_pattern"):
                 self.write_target_name(child, scope)
             elif child.type in ("pair_pattern", "object_assignment_pattern", "assignment_pattern"):
-                inner = child.child_by_field_name("value") or child.child_by_field_name("left")
+                inner = child.child_by_field_id(Field.VALUE) or child.child_by_field_id(Field.LEFT)
                 if inner is not None:
                     self.write_target(inner, None, scope, state)
             else:
@@ -1173,7 +1174,7 @@ class _Walk:
             "parenthesized_expression",
         ):
             inner = (
-                root.child_by_field_name("object")
+                root.child_by_field_id(Field.OBJECT)
                 if root.type != "parenthesized_expression"
                 else (root.named_children[0] if root.named_child_count else None)
             )
@@ -1197,7 +1198,7 @@ class _Walk:
         last = node.named_child(node.named_child_count - 1) if node.named_child_count else None
         arguments = last if last is not None and last.type == "arguments" else None
         if arguments is None:
-            arguments = node.child_by_field_name("arguments")
+            arguments = node.child_by_field_id(Field.ARGUMENTS)
         if arguments is None or arguments.type != "arguments":
             return []
         return [a for a in arguments.named_children if a.type != "comment"]
@@ -1206,7 +1207,7 @@ class _Walk:
         children = node.named_children
         callee = children[0] if children else None
         if callee is None or callee.type == "comment":
-            callee = node.child_by_field_name("function")
+            callee = node.child_by_field_id(Field.FUNCTION)
         if callee is None:
             return None, state
         last = children[-1] if children else None
@@ -1267,14 +1268,14 @@ class _Walk:
     def method_call_on_module_object(self, callee: Node, scope: Scope) -> None:
         if callee.type != "member_expression":
             return
-        prop = callee.child_by_field_name("property")
-        obj = callee.child_by_field_name("object")
+        prop = callee.child_by_field_id(Field.PROPERTY)
+        obj = callee.child_by_field_id(Field.OBJECT)
         if prop is None or obj is None or self.text(prop) not in MUTATING_METHODS:
             return
         self.mutated_object(obj, scope, callee)
 
     def new_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
-        constructor = node.child_by_field_name("constructor")
+        constructor = node.child_by_field_id(Field.CONSTRUCTOR)
         value: Value | None = None
         if constructor is not None:
             value, state = self.expr(constructor, scope, state)
@@ -1408,7 +1409,7 @@ class _Walk:
         )
 
     def member_name(self, member: Node) -> str | None:
-        prop = member.child_by_field_name("property")
+        prop = member.child_by_field_id(Field.PROPERTY)
         return self.text(prop) if prop is not None else None
 
     def has_rejection_handler(self, member: Node) -> bool:
@@ -1448,14 +1449,14 @@ class _Walk:
             if kind == "unary_expression" and self.text(parent).startswith("void"):
                 return None
             if kind == "ternary_expression":
-                condition = parent.child_by_field_name("condition")
+                condition = parent.child_by_field_id(Field.CONDITION)
                 if condition is not None and condition.id == current.id:
                     return parent
                 current = parent
                 continue
             if kind == "binary_expression":
-                operator = parent.child_by_field_name("operator")
-                right = parent.child_by_field_name("right")
+                operator = parent.child_by_field_id(Field.OPERATOR)
+                right = parent.child_by_field_id(Field.RIGHT)
                 if (
                     operator is not None
                     and operator.type in ("&&", "||", "??")
@@ -1496,7 +1497,7 @@ class _Walk:
                     and call is not None
                     and call.type == "call_expression"
                 ):
-                    callee = call.child_by_field_name("function")
+                    callee = call.child_by_field_id(Field.FUNCTION)
                     if callee is not None and self.text(callee) in PROMISE_COMBINATORS:
                         current = call
                         continue

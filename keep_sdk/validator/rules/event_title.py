@@ -17,6 +17,7 @@ import tree_sitter
 
 from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
+from keep_sdk.validator.fields import Field
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import why
 from keep_sdk.validator.scope import string_literal
@@ -50,11 +51,11 @@ def event_fields(
         if child.type == "spread_element":
             return None
         if child.type == "pair":
-            key = child.child_by_field_name("key")
+            key = child.child_by_field_id(Field.KEY)
             if key is None:
                 continue
             name = string_literal(key, analysis.source.data) or analysis.text(key)
-            fields[name] = child.child_by_field_name("value")
+            fields[name] = child.child_by_field_id(Field.VALUE)
         elif child.type == "shorthand_property_identifier":
             fields[analysis.text(child)] = None
     return fields
@@ -70,8 +71,8 @@ def is_constant(node: tree_sitter.Node, data: bytes) -> bool:
     if string_literal(node, data) is not None:
         return True
     if node.type == "binary_expression":
-        left = node.child_by_field_name("left")
-        right = node.child_by_field_name("right")
+        left = node.child_by_field_id(Field.LEFT)
+        right = node.child_by_field_id(Field.RIGHT)
         return (
             left is not None
             and right is not None
