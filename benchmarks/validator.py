@@ -8,6 +8,8 @@ baseline) and ``keep_sdk.validator.validate`` of the script (parse, QuickJS
 early-error compile, shape extraction, analysis, every rule, the report). It
 prints the median of each per script, the median ratio over the corpus and
 the ratio of the summed medians. Target: the median ratio is at most 3.
+It then prints where the time goes per stage, and the floors every design
+pays (`floors`): the QuickJS compile and one Python visit of every named node.
 """
 
 from __future__ import annotations
@@ -101,6 +103,49 @@ def stages(rounds: int) -> dict[str, float]:
     return {name: statistics.median(values) * 1e6 for name, values in spent.items()}
 
 
+def floors(rounds: int) -> dict[str, float]:
+    """Median ratios to the bare parse of costs every design of `validate` pays.
+
+    ``engine compile``: the QuickJS early-error compile the validator must run.
+    ``visit named nodes``: reading the ``type`` of every named node once from
+    Python, with no analysis at all (recursion over ``named_children``).
+    """
+    from keep_sdk.validator.source import SourceText
+    from keep_sdk.validator.syntax import engine_errors
+
+    parser = tree_sitter.Parser(JAVASCRIPT)
+
+    def visit(node: tree_sitter.Node) -> None:
+        for child in node.named_children:
+            _ = child.type
+            visit(child)
+
+    ratios: dict[str, list[float]] = {"engine compile": [], "visit named nodes": []}
+    clock = time.perf_counter
+    for path in sorted(CORPUS.glob("*/*.js")):
+        source = path.read_text()
+        text = SourceText.parse(source)
+        if text.root.has_error:
+            continue
+        parses: list[float] = []
+        compiles: list[float] = []
+        visits: list[float] = []
+        for _ in range(rounds):
+            started = clock()
+            tree = parser.parse(text.data)
+            parses.append(clock() - started)
+            started = clock()
+            visit(tree.root_node)
+            visits.append(clock() - started)
+            started = clock()
+            engine_errors(text)
+            compiles.append(clock() - started)
+        parse = statistics.median(parses)
+        ratios["engine compile"].append(statistics.median(compiles) / parse)
+        ratios["visit named nodes"].append(statistics.median(visits) / parse)
+    return {name: statistics.median(values) for name, values in ratios.items()}
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--rounds", type=int, default=60)
@@ -121,6 +166,9 @@ def main() -> None:
     print("\nmedian µs per stage over the valid scripts:")
     for name, micros in stages(max(rounds // 2, 5)).items():
         print(f"  {name:18} {micros:7.0f}")
+    print("\nfloors, median ratio to the parse (paid by any design; see `floors`):")
+    for name, ratio in floors(max(rounds // 2, 5)).items():
+        print(f"  {name:18} {ratio:7.2f}")
 
 
 if __name__ == "__main__":
