@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -246,7 +247,12 @@ def declarations(statement: Node) -> tuple[str, list[Node]]:
 
 
 def module_scope(root: Node, data: bytes) -> Scope:
-    """The top-level bindings of a module: functions, variables, classes, imports."""
+    """The top-level bindings of a module: functions, variables, classes, imports.
+
+    A top-level ``let``/``var`` whose initializer is a function holds that
+    function (the walk follows it like a ``const`` helper) when every other
+    reference to its name is a call: nothing can then assign it another value.
+    """
     scope = Scope()
     for statement in root.named_children:
         declaration = statement
@@ -256,7 +262,48 @@ def module_scope(root: Node, data: bytes) -> Scope:
                 continue
             declaration = inner
         declare_statement(declaration, scope, data, module=True)
+    for binding in scope.bindings.values():
+        if (
+            binding.kind in ("let", "var")
+            and binding.init is not None
+            and binding.init.type in FUNCTION_TYPES
+            and binding.node is not None
+            and _only_called(root, data, binding.node)
+        ):
+            binding.value = FunctionValue(binding.init, scope, binding.name)
     return scope
+
+
+_NOT_REFERENCES = frozenset(
+    {"property_identifier", "string_fragment", "comment", "regex_pattern", "template_string"}
+)
+"""Leaves whose text may equal a binding's name without referring to the binding."""
+
+
+def _only_called(root: Node, data: bytes, name: Node) -> bool:
+    """True when every occurrence of the identifier `name` declares, other than `name`, is a call.
+
+    Occurrences are found in the text and confirmed on the tree, so strings,
+    comments and property names that merely spell the name do not count.
+    """
+    spelled = data[name.start_byte : name.end_byte]
+    pattern = re.compile(rb"(?<![\w$])" + re.escape(spelled) + rb"(?![\w$])")
+    for found in pattern.finditer(data):
+        start, end = found.span()
+        if start == name.start_byte:
+            continue
+        leaf = root.descendant_for_byte_range(start, end)
+        if leaf is None or leaf.type in _NOT_REFERENCES:
+            continue
+        if leaf.type != "identifier" or (leaf.start_byte, leaf.end_byte) != (start, end):
+            return False
+        parent = leaf.parent
+        if parent is None or parent.type != "call_expression":
+            return False
+        callee = parent.child_by_field_id(Field.FUNCTION)
+        if callee is None or callee.id != leaf.id:
+            return False
+    return True
 
 
 def declare_statement(statement: Node, scope: Scope, data: bytes, *, module: bool) -> None:

@@ -40,7 +40,8 @@ META = RuleMeta(
     },
     hint=(
         "Call operations directly as `ctx.<connector>.<operation>(...)` (destructuring "
-        "`const {{ sheets }} = ctx` and helper functions declared in this script are fine). "
+        "`const {{ sheets }} = ctx` and helpers declared in this script with `function` or "
+        "`const` are fine). "
         "Do not index ctx with variables, store it in objects, spread it, or assign to it."
     ),
     hints={

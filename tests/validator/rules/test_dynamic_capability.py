@@ -47,6 +47,30 @@ INVALID = [
         "object-keys",
         workflow(prepare="Object.keys(ctx); // here\nreturn { reservations: [], data: {} };"),
     ),
+    Case(
+        "let-helper-reassigned",
+        workflow(
+            before="let read = async (c) => c.gmail.search({});\nread = async (c) => c;",
+            prepare="await read(ctx); // here\nreturn { reservations: [], data: {} };",
+        ),
+    ),
+    Case(
+        "let-helper-passed-around",
+        workflow(
+            before="let read = async (c) => c.gmail.search({});\nconst table = { read };",
+            prepare="await read(ctx); // here\nreturn { reservations: [], data: {} };",
+        ),
+    ),
+    Case(
+        "var-helper-shadowed-by-parameter",
+        workflow(
+            before=(
+                "var read = async (c) => c.gmail.search({});\n"
+                "function wrap(read) {\n  return read;\n}"
+            ),
+            prepare="await read(ctx); // here\nreturn { reservations: [], data: {} };",
+        ),
+    ),
 ]
 
 VALID = [
@@ -70,6 +94,23 @@ VALID = [
         ),
     ),
     Case("console-log-ctx", workflow(next_="console.log(ctx);")),
+    Case(
+        "let-helper-only-called",
+        workflow(
+            before=(
+                "// read is called, never assigned: `read = x` in this comment does not count\n"
+                "let read = async (c) => c.gmail.search({ query: 'read' });"
+            ),
+            prepare="await read(ctx);\nreturn { reservations: [], data: {} };",
+        ),
+    ),
+    Case(
+        "var-function-expression-helper",
+        workflow(
+            before="var read = function (c) {\n  return c.gmail.search({});\n};",
+            prepare="const found = await read(ctx);\nreturn { reservations: [], data: { found } };",
+        ),
+    ),
     Case(
         "computed-on-data",
         workflow(

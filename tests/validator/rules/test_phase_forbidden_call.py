@@ -51,6 +51,16 @@ INVALID = [
         "optional-chaining-and-literal-key",
         workflow(next_="await ctx?.gmail?.['search']?.({}); // here"),
     ),
+    Case(
+        "let-helper-in-prepare",
+        workflow(
+            before=(
+                "let store = async (c, row) =>\n"
+                "  c.sheets.appendRow({ spreadsheetId: 's', values: row }); // here"
+            ),
+            prepare="await store(ctx, []);\nreturn { reservations: [], data: {} };",
+        ),
+    ),
 ]
 
 VALID = [
