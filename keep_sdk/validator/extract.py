@@ -404,6 +404,7 @@ class _Reader:
         subscribe: list[str] | None = None
         publishes: list[str] | None = None
         phases: dict[str, tuple[Node, Node | None]] = {}
+        present: set[str] = set()
         has_subscribe = False
         for item in self.entries(value, where):
             if item.key == "subscribe":
@@ -414,6 +415,7 @@ class _Reader:
             elif item.key == "publishes":
                 publishes = self.strings(item.value, f"{where}.publishes", entry.key)
             elif item.key in ("prepare", "mutate", "next"):
+                present.add(item.key)
                 node = (
                     item.value
                     if item.node.type == "method_definition"
@@ -431,7 +433,7 @@ class _Reader:
                     where=where,
                     allowed=", ".join(CONSUMER_KEYS),
                 )
-        missing = [name for name, _ in _NAMED_PHASES if name not in phases]
+        missing = [name for name, _ in _NAMED_PHASES if name not in present]
         if not has_subscribe:
             self.problem("consumer-without-subscribe", entry.key_node, where=where)
         if missing:
@@ -447,7 +449,7 @@ class _Reader:
                 node, ref = phases[name]
                 locations[name] = self.location(node, ref, phase)
         manifest: ConsumerManifest | None = None
-        if not missing and subscribe is not None:
+        if len(locations) == len(_NAMED_PHASES) and subscribe is not None:
             manifest = trusted(
                 ConsumerManifest,
                 {

@@ -99,8 +99,8 @@ META = RuleMeta(
             "Add `handler: async (ctx, state) => {{ ...; return newState; }}` to {where}."
         ),
         "not-a-function": (
-            "Make it an (async) function literal or the name of a function declared at the top "
-            "level of the script."
+            "Make it an (async) function literal, or the name of a function declared at the top "
+            "level of the script with `function` or `const` (not `let` or `var`)."
         ),
         "bad-schedule": (
             'Use schedule: {{ interval: "5m" }} (a number followed by s, m, h or d) or '

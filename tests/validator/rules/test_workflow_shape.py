@@ -63,6 +63,15 @@ INVALID = [
         "spread-consumers", script("consumers: { ...others }, // here", before="const others = {};")
     ),
     Case("no-handlers", "export default Keep.workflow({ topics: {} }); // here\n"),
+    Case(
+        "phase-names-a-let-function",
+        script(
+            "consumers: {\n  c: Keep.consumer({\n    subscribe: ['in'],\n"
+            "    prepare: prep, // here\n"
+            "    async mutate(ctx, prepared) {},\n    async next(ctx, prepared) {},\n  }),\n},",
+            before="let prep = async (ctx) => ({ reservations: [], data: {} });",
+        ),
+    ),
 ]
 
 VALID = [
