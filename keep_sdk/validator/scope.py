@@ -281,11 +281,15 @@ _NOT_REFERENCES = frozenset(
 
 
 def _only_called(root: Node, data: bytes, name: Node) -> bool:
-    """True when every occurrence of the identifier `name` declares, other than `name`, is a call.
+    """True when every other occurrence of the name `name` declares is the callee of a call.
 
     Occurrences are found in the text and confirmed on the tree, so strings,
-    comments and property names that merely spell the name do not count.
+    comments and property names that merely spell the name do not count. A
+    script with a ``\\u`` escape anywhere is never trusted: an escaped
+    identifier (``re\\u0061d``) names the binding without spelling it.
     """
+    if b"\\u" in data:
+        return False
     spelled = data[name.start_byte : name.end_byte]
     pattern = re.compile(rb"(?<![\w$])" + re.escape(spelled) + rb"(?![\w$])")
     for found in pattern.finditer(data):

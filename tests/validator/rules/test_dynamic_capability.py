@@ -62,6 +62,16 @@ INVALID = [
         ),
     ),
     Case(
+        "let-helper-reassigned-through-an-escaped-name",
+        workflow(
+            before=(
+                "let read = async (c) => c.gmail.search({});\n"
+                "function swap() {\n  re\\u0061d = async (c) => c;\n}"
+            ),
+            prepare="await read(ctx); // here\nreturn { reservations: [], data: {} };",
+        ),
+    ),
+    Case(
         "var-helper-shadowed-by-parameter",
         workflow(
             before=(
