@@ -17,7 +17,7 @@ from collections.abc import Callable
 import quickjs
 from pydantic import JsonValue
 
-from keep_sdk.connectors.manifest import ConnectorManifest, Manifest, OperationManifest
+from keep_sdk.contract.manifest import ConnectorManifest, Manifest, OperationManifest
 from keep_sdk.model import HandlerPhase, OperationKind
 from keep_sdk.sandbox import PhaseRequest, ProcessIsolation, run_phase
 

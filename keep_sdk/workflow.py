@@ -23,8 +23,8 @@ from keep_sdk.validator import (
 )
 
 if TYPE_CHECKING:
-    from keep_sdk.connectors.manifest import Manifest
-    from keep_sdk.validator.shape import HandlerLocation
+    from keep_sdk.contract.manifest import Manifest
+    from keep_sdk.contract.workflow import HandlerLocation
 
 __all__ = ["Workflow", "load_workflow"]
 

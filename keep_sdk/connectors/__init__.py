@@ -2,9 +2,9 @@
 
 from keep_sdk.connectors.base import Connector
 from keep_sdk.connectors.idempotency import idempotency_key
-from keep_sdk.connectors.manifest import ConnectorManifest, Manifest, OperationManifest
 from keep_sdk.connectors.operation import Operation, operation
 from keep_sdk.connectors.registry import ConnectorSet
+from keep_sdk.contract.manifest import ConnectorManifest, Manifest, OperationManifest
 
 __all__ = [
     "Connector",

@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
-from keep_sdk.connectors.manifest import ConnectorManifest
 from keep_sdk.connectors.operation import Operation
+from keep_sdk.contract.manifest import ConnectorManifest
 from keep_sdk.errors import ConnectorError, InternalError, UnknownOperation
 from keep_sdk.model import OperationKind, ReconcileOutcome, ReconcileStatus
 

@@ -13,7 +13,7 @@ from keep_sdk.errors import InternalError, InvalidArguments
 from keep_sdk.model import OperationKind, explain_validation_error
 
 if TYPE_CHECKING:
-    from keep_sdk.connectors.manifest import OperationManifest
+    from keep_sdk.contract.manifest import OperationManifest
 
 __all__ = ["Operation", "operation"]
 
@@ -120,7 +120,7 @@ class Operation(Generic[ArgsT]):
 
     def manifest(self) -> OperationManifest:
         """This operation as the manifest shows it."""
-        from keep_sdk.connectors.manifest import OperationManifest
+        from keep_sdk.contract.manifest import OperationManifest
 
         return OperationManifest(
             name=self.js_name,

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from keep_sdk.connectors.base import Connector
-from keep_sdk.connectors.manifest import Manifest
+from keep_sdk.contract.manifest import Manifest
 from keep_sdk.errors import UnknownConnector
 
 if TYPE_CHECKING:

@@ -17,11 +17,9 @@ from typing import Any
 from pydantic import JsonValue, ValidationError
 
 from keep_sdk.connectors import ConnectorSet
-from keep_sdk.errors import (
-    InvalidArguments,
-    PermissionDenied,
-    PhaseViolation,
-)
+from keep_sdk.contract.permissions import require_permission
+from keep_sdk.contract.phases import TOPIC_OPERATIONS, allowed_phases, where_allowed
+from keep_sdk.errors import InvalidArguments, PhaseViolation
 from keep_sdk.model import (
     Event,
     HandlerPhase,
@@ -33,13 +31,6 @@ from keep_sdk.model import (
 from keep_sdk.stores import Publication, Store
 
 __all__ = ["PhaseHost", "script_event"]
-
-TOPIC_OPERATIONS = {
-    "peek": (HandlerPhase.PREPARE,),
-    "getByIds": (HandlerPhase.PREPARE,),
-    "publish": (HandlerPhase.PRODUCER, HandlerPhase.NEXT),
-}
-READ_PHASES = (HandlerPhase.PRODUCER, HandlerPhase.PREPARE)
 
 
 def script_event(event: Event) -> JsonValue:
@@ -81,7 +72,7 @@ class PhaseHost:
         Raises a `KeepError` to refuse or fail the call; that ends the phase.
         """
         if name in TOPIC_OPERATIONS:
-            self._check_phase(name, TOPIC_OPERATIONS[name])
+            self._check_phase(name, name)
             args = arguments if isinstance(arguments, dict) else {}
             if name == "peek":
                 return self._peek(args)
@@ -97,29 +88,17 @@ class PhaseHost:
                 operation=name,
                 phase=self.phase.value,
             )
-        allowed: tuple[HandlerPhase, ...] = READ_PHASES
-        if declared.kind is OperationKind.READ_BY_ID and self.policy.mutate_reads == "by_id":
-            allowed = (*READ_PHASES, HandlerPhase.MUTATE)
-        self._check_phase(name, allowed)
-        self._check_permission(name, declared.permission)
+        self._check_phase(name, declared.kind)
+        require_permission(f"ctx.{name}", declared.permission, self.grants, self.workflow)
         return self.connectors.invoke(connector, operation, arguments)
 
-    def _check_phase(self, name: str, allowed: Sequence[HandlerPhase]) -> None:
-        if self.phase not in allowed:
-            where = ", ".join(p.value for p in allowed)
+    def _check_phase(self, name: str, operation: OperationKind | str) -> None:
+        if self.phase not in allowed_phases(operation, self.policy.mutate_reads):
+            where = where_allowed(operation, self.policy.mutate_reads)
             raise PhaseViolation(
                 f"ctx.{name} is not allowed in {self.phase.value}; it is allowed in: {where}",
                 operation=name,
                 phase=self.phase.value,
-            )
-
-    def _check_permission(self, name: str, permission: str) -> None:
-        if permission not in self.grants:
-            raise PermissionDenied(
-                f"ctx.{name} needs the permission {permission!r}, which workflow "
-                f"{self.workflow!r} has not been granted; grant it with "
-                f"`keep grant {self.workflow} {permission}`",
-                permission=permission,
             )
 
     def _topic(self, args: dict[str, Any], allowed: Sequence[str], verb: str) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from keep_sdk.connectors import ConnectorSet, idempotency_key
+from keep_sdk.contract.permissions import require_permission
 from keep_sdk.errors import (
     InternalError,
     KeepError,
@@ -91,13 +92,7 @@ class MutationDesk:
         what = f"ctx.{mutation.connector}.{mutation.operation}"
         declared = self.connectors.operation(mutation.connector, mutation.operation)
         args = declared.parse(mutation.arguments, connector=mutation.connector)
-        if declared.permission not in grants:
-            raise PermissionDenied(
-                f"{what} needs the permission {declared.permission!r}, which "
-                f"workflow {run.workflow!r} has not been granted; grant it with "
-                f"`keep grant {run.workflow} {declared.permission}`",
-                permission=declared.permission,
-            )
+        require_permission(what, declared.permission, grants, run.workflow)
         prepared = run.prepare_result
         entry = self.observer.ledger(
             self.store.record_mutation_intent(

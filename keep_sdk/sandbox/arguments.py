@@ -14,7 +14,7 @@ from typing import Any
 import jsonschema  # type: ignore[import-untyped]
 from pydantic import JsonValue, ValidationError
 
-from keep_sdk.connectors.manifest import OperationManifest
+from keep_sdk.contract.manifest import OperationManifest
 from keep_sdk.errors import InvalidArguments, LogicError
 from keep_sdk.model import HostPolicy, PublishRequest, explain_validation_error
 

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from keep_sdk.connectors.manifest import Manifest
+from keep_sdk.contract.manifest import Manifest
 from keep_sdk.errors import (
     InternalError,
     KeepError,

@@ -5,6 +5,17 @@ facts the rules read, for plugin rules and tools. Rules are `Rule` objects
 registered through the ``register_rules`` plugin hook.
 """
 
+from keep_sdk.contract.workflow import (
+    ConsumerManifest,
+    CronSchedule,
+    DefaultExport,
+    HandlerLocation,
+    IntervalSchedule,
+    ProducerManifest,
+    Schedule,
+    Span,
+    WorkflowManifest,
+)
 from keep_sdk.validator.diagnostics import Diagnostic, Report, ReportSet, Severity
 from keep_sdk.validator.engine import analyze, validate
 from keep_sdk.validator.facts import (
@@ -23,17 +34,6 @@ from keep_sdk.validator.facts import (
 )
 from keep_sdk.validator.render import render_json, render_sarif, render_text, sarif_log
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
-from keep_sdk.validator.shape import (
-    ConsumerManifest,
-    CronSchedule,
-    DefaultExport,
-    HandlerLocation,
-    IntervalSchedule,
-    ProducerManifest,
-    Schedule,
-    WorkflowManifest,
-)
-from keep_sdk.validator.source import Span
 
 __all__ = [
     "Analysis",

@@ -100,7 +100,7 @@ def validate_command(paths: tuple[str, ...], fmt: str, mutate_reads: str) -> Non
     for standard input. Each problem is printed as file:line:column with the
     rule id, the source line and a hint on how to fix it.
     """
-    from keep_sdk.connectors.manifest import Manifest
+    from keep_sdk.contract.manifest import Manifest
 
     scripts = _read(paths)
     plugins = loaded_plugins()

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keep_sdk.contract.workflow import WorkflowManifest
 from keep_sdk.model import HandlerPhase
-from keep_sdk.validator.shape import WorkflowManifest
 
 __all__ = ["Diagnostic", "Report", "ReportSet", "Severity"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from keep_sdk.connectors.manifest import Manifest
+from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HostPolicy
 from keep_sdk.validator.diagnostics import Diagnostic, Report
 from keep_sdk.validator.extract import extract_workflow

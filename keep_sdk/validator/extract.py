@@ -16,11 +16,7 @@ from typing import TypeVar
 import tree_sitter
 from croniter import croniter
 
-from keep_sdk.model import HandlerKind, HandlerPhase, HostPolicy
-from keep_sdk.validator.facts import Handler, ShapeProblem, TopicUse
-from keep_sdk.validator.fields import Field
-from keep_sdk.validator.scope import FUNCTION_TYPES, Scope, string_literal
-from keep_sdk.validator.shape import (
+from keep_sdk.contract.workflow import (
     ConsumerManifest,
     CronSchedule,
     DefaultExport,
@@ -30,6 +26,10 @@ from keep_sdk.validator.shape import (
     Schedule,
     WorkflowManifest,
 )
+from keep_sdk.model import HandlerKind, HandlerPhase, HostPolicy
+from keep_sdk.validator.facts import Handler, ShapeProblem, TopicUse
+from keep_sdk.validator.fields import Field
+from keep_sdk.validator.scope import FUNCTION_TYPES, Scope, string_literal
 from keep_sdk.validator.source import SourceText
 from keep_sdk.validator.trusted import trusted
 

@@ -14,9 +14,9 @@ from typing import Literal
 
 import tree_sitter
 
-from keep_sdk.connectors.manifest import Manifest
+from keep_sdk.contract.manifest import Manifest
+from keep_sdk.contract.workflow import ConsumerManifest, WorkflowManifest
 from keep_sdk.model import HandlerKind, HandlerPhase, HostPolicy, OperationKind
-from keep_sdk.validator.shape import ConsumerManifest, WorkflowManifest
 from keep_sdk.validator.source import SourceText
 
 __all__ = [

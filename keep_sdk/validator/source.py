@@ -6,13 +6,13 @@ import bisect
 import threading
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Annotated
 
 import tree_sitter
 import tree_sitter_javascript
-from pydantic import Field
 
-__all__ = ["JAVASCRIPT", "SourceText", "Span", "parse_tree", "words"]
+from keep_sdk.contract.workflow import Span
+
+__all__ = ["JAVASCRIPT", "SourceText", "parse_tree", "words"]
 
 JAVASCRIPT = tree_sitter.Language(tree_sitter_javascript.language())
 """The tree-sitter JavaScript grammar every part of the validator parses with."""
@@ -34,28 +34,6 @@ def parse_tree(data: bytes) -> tree_sitter.Tree:
     if parser is None:
         parser = _local.parser = tree_sitter.Parser(JAVASCRIPT)
     return parser.parse(data)
-
-
-Positive = Annotated[int, Field(ge=1)]
-Offset = Annotated[int, Field(ge=0)]
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A range of a script: 1-based lines and columns (end exclusive) and character offsets.
-
-    Columns count Unicode code points. ``start_offset``/``end_offset`` index the
-    script as a Python ``str``, so ``source[span.start_offset:span.end_offset]``
-    is the text of the range. (A dataclass rather than a model: it is built for
-    every handler of every script; pydantic still validates it inside models.)
-    """
-
-    start_line: Positive
-    start_column: Positive
-    end_line: Positive
-    end_column: Positive
-    start_offset: Offset
-    end_offset: Offset
 
 
 @dataclass(frozen=True, eq=False)

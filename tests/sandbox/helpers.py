@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from keep_sdk.connectors.manifest import ConnectorManifest, Manifest, OperationManifest
+from keep_sdk.contract.manifest import ConnectorManifest, Manifest, OperationManifest
 from keep_sdk.model import HandlerPhase, HostPolicy, OperationKind, SandboxLimits
 from keep_sdk.sandbox import (
     Completed,

@@ -7,7 +7,7 @@ import inspect
 
 import keep_sdk.validator as validator
 
-SUBMODULES = ("diagnostics", "engine", "facts", "render", "rule", "shape", "source")
+SUBMODULES = ("diagnostics", "engine", "facts", "render", "rule", "source")
 
 
 def test_all_is_sorted_and_importable() -> None:

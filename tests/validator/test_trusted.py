@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from keep_sdk.validator import Diagnostic, Report, validate
-from keep_sdk.validator.shape import (
+from keep_sdk.contract.workflow import (
     ConsumerManifest,
     CronSchedule,
     DefaultExport,

@@ -16,18 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from keep_sdk.model import HandlerPhase, OperationKind
+from keep_sdk.contract.phases import MutateReads, allowed_phases
+from keep_sdk.model import HandlerPhase
 from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, CapabilityCall
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import phase_name, through, why
 
 __all__ = ["rule"]
-
-PRODUCER = HandlerPhase.PRODUCER
-PREPARE = HandlerPhase.PREPARE
-MUTATE = HandlerPhase.MUTATE
-NEXT = HandlerPhase.NEXT
 
 META = RuleMeta(
     id="phase-forbidden-call",
@@ -69,27 +65,18 @@ META = RuleMeta(
 )
 
 
-def allowed_phases(call: CapabilityCall, mutate_reads: str) -> frozenset[HandlerPhase] | None:
-    """The phases where `call` is allowed; None when the operation is unknown."""
-    if call.method == "publish":
-        return frozenset({PRODUCER, NEXT})
-    if call.method in ("peek", "getByIds"):
-        return frozenset({PREPARE})
-    if call.kind is OperationKind.MUTATION:
-        return frozenset({MUTATE})
-    if call.kind is OperationKind.READ:
-        return frozenset({PRODUCER, PREPARE})
-    if call.kind is OperationKind.READ_BY_ID:
-        if mutate_reads == "by_id":
-            return frozenset({PRODUCER, PREPARE, MUTATE})
-        return frozenset({PRODUCER, PREPARE})
-    return None
+def _phases_for(call: CapabilityCall, mutate_reads: MutateReads) -> frozenset[HandlerPhase] | None:
+    """The phases where `call` is allowed (from the phase table); None when it is unknown."""
+    operation = call.method if call.method is not None else call.kind
+    if operation is None:
+        return None
+    return allowed_phases(operation, mutate_reads)
 
 
 def check(analysis: Analysis) -> Iterator[Finding]:
     """Each ctx call outside the phases the table allows for its kind."""
     for call in analysis.calls:
-        allowed = allowed_phases(call, analysis.policy.mutate_reads)
+        allowed = _phases_for(call, analysis.policy.mutate_reads)
         phase = call.handler.phase
         if allowed is None or phase in allowed:
             continue

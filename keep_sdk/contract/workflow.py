@@ -7,12 +7,12 @@ subscribe to and when producers run.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from keep_sdk.model import HandlerPhase
-from keep_sdk.validator.source import Span
 
 __all__ = [
     "ConsumerManifest",
@@ -22,8 +22,31 @@ __all__ = [
     "IntervalSchedule",
     "ProducerManifest",
     "Schedule",
+    "Span",
     "WorkflowManifest",
 ]
+
+
+Positive = Annotated[int, Field(ge=1)]
+Offset = Annotated[int, Field(ge=0)]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A range of a script: 1-based lines and columns (end exclusive) and character offsets.
+
+    Columns count Unicode code points. ``start_offset``/``end_offset`` index the
+    script as a Python ``str``, so ``source[span.start_offset:span.end_offset]``
+    is the text of the range. (A dataclass rather than a model: it is built for
+    every handler of every script; pydantic still validates it inside models.)
+    """
+
+    start_line: Positive
+    start_column: Positive
+    end_line: Positive
+    end_column: Positive
+    start_offset: Offset
+    end_offset: Offset
 
 
 class _Frozen(BaseModel):
