@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from keep_sdk.validator import Diagnostic, Report, validate
 from keep_sdk.contract.workflow import (
     ConsumerManifest,
     CronSchedule,
@@ -17,6 +16,7 @@ from keep_sdk.contract.workflow import (
     ProducerManifest,
     WorkflowManifest,
 )
+from keep_sdk.validator import Diagnostic, Report, validate
 from keep_sdk.validator.trusted import trusted
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "workflows"
