@@ -37,6 +37,7 @@ from keep_sdk.conformance.postgres import TEST_URL_ENV, PostgresServer
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, RunStatus
+from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
 from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.scheduler import Scheduler
@@ -91,7 +92,11 @@ def deploy(url: str, names: list[str], events: int, doubles: Path | None) -> Non
     """Deploy one workflow per name and queue `events` jobs spread over them."""
     store = open_store(url)
     sheets = Sheets(backing=doubles, seed={"spreadsheets": {"jobs": {"rows": []}}})
-    runtime = Runtime(store, ConnectorSet([Gmail(backing=doubles), sheets, Slack(backing=doubles)]))
+    runtime = Runtime(
+        store,
+        ConnectorSet([Gmail(backing=doubles), sheets, Slack(backing=doubles)]),
+        load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+    )
     for name in names:
         runtime.deploy(SCRIPT.replace("NAME", name))
         for permission in GRANTS:
@@ -111,7 +116,10 @@ def runs_per_second(url: str, events: int) -> float:
     store = open_store(url)
     sheets = Sheets(seed={"spreadsheets": {"jobs": {"rows": []}}})
     runtime = Runtime(
-        store, ConnectorSet([Gmail(), sheets, Slack()]), isolation=InProcessIsolation()
+        store,
+        ConnectorSet([Gmail(), sheets, Slack()]),
+        load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
     )
     scheduler = Scheduler(runtime)
     start = time.perf_counter()

@@ -23,8 +23,11 @@ from keep_sdk.validator import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from keep_sdk.contract.manifest import Manifest
     from keep_sdk.contract.workflow import HandlerLocation
+    from keep_sdk.validator import Rule
 
 __all__ = ["Workflow", "load_workflow"]
 
@@ -103,13 +106,16 @@ def load_workflow(
     connectors: Manifest | None = None,
     policy: HostPolicy | None = None,
     filename: str | None = None,
+    rules: Sequence[Rule] | None = None,
 ) -> Workflow:
     """Validate `source` and return the `Workflow` the runtime runs.
 
-    Raises `ScriptRejected` (its ``report`` is the validator's `Report`) when
+    `connectors` and `rules` are passed to `keep_sdk.validator.validate` (see
+    there for the defaults); `keep_sdk.load_workflow` passes the installed
+    plugins' registries. Raises `ScriptRejected` (its ``report`` is the validator's `Report`) when
     the validator reports any error.
     """
-    report = validate(source, connectors=connectors, policy=policy, filename=filename)
+    report = validate(source, connectors=connectors, policy=policy, filename=filename, rules=rules)
     if report.errors or report.workflow is None:
         first = report.errors[0] if report.errors else None
         where = f" First: {first.location()}: [{first.rule}] {first.message}." if first else ""

@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from keep_sdk.validator import validate
+from keep_sdk import validate
 
 README = Path(__file__).parents[1] / "README.md"
 

@@ -16,7 +16,6 @@ __all__ = [
     "builtin_manifest",
     "idempotency_key",
     "operation",
-    "registered_manifest",
 ]
 
 
@@ -25,13 +24,6 @@ def builtin_manifest() -> Manifest:
     from keep_sdk.connectors.builtin import BUILTIN_CONNECTORS
 
     return Manifest(connectors=[c.manifest() for c in sorted(BUILTIN_CONNECTORS, key=_name)])
-
-
-def registered_manifest() -> Manifest:
-    """The manifest of every connector registered by the built-in and installed plugins."""
-    from keep_sdk.plugins import default_plugins
-
-    return Manifest(connectors=[c.manifest() for c in default_plugins().connectors().values()])
 
 
 def _name(cls: type[Connector]) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from keep_sdk.connectors.base import Connector
@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 
     from keep_sdk.connectors.operation import Operation
     from keep_sdk.model import ReconcileOutcome
-    from keep_sdk.plugins import KeepPlugins
 
 __all__ = ["ConnectorSet"]
 
@@ -27,14 +26,11 @@ class ConnectorSet(Mapping[str, Connector]):
         self._by_name = {c.name: c for c in sorted(items, key=lambda c: c.name)}
 
     @classmethod
-    def from_plugins(
-        cls, plugins: KeepPlugins | None = None, **options: Mapping[str, Any]
+    def from_classes(
+        cls, classes: Iterable[type[Connector]], **options: Mapping[str, Any]
     ) -> ConnectorSet:
-        """Instantiate every registered connector; `options[name]` are its constructor kwargs."""
-        from keep_sdk.plugins import default_plugins
-
-        classes = (plugins or default_plugins()).connectors()
-        return cls([klass(**dict(options.get(name, {}))) for name, klass in classes.items()])
+        """Instantiate each class; `options[name]` are the constructor kwargs of `name`."""
+        return cls([klass(**dict(options.get(klass.name, {}))) for klass in classes])
 
     def __getitem__(self, name: str) -> Connector:
         try:

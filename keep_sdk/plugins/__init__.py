@@ -1,5 +1,6 @@
 """Plugin system: hook specifications, observations and the plugin manager."""
 
+from keep_sdk.contract.observations import Escalated, LedgerChanged, Observation, RunChanged
 from keep_sdk.plugins.hookspecs import hookimpl, hookspec
 from keep_sdk.plugins.manager import (
     BUILTIN_PLUGINS,
@@ -8,7 +9,6 @@ from keep_sdk.plugins.manager import (
     KeepPlugins,
     default_plugins,
 )
-from keep_sdk.plugins.observations import Escalated, LedgerChanged, Observation, RunChanged
 
 __all__ = [
     "BUILTIN_PLUGINS",

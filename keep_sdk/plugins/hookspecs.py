@@ -15,7 +15,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from keep_sdk.connectors import Connector
-    from keep_sdk.plugins.observations import Observation
+    from keep_sdk.contract.observations import Observation
 
 __all__ = ["hookimpl", "hookspec"]
 
@@ -67,6 +67,6 @@ def observe(observation: Observation) -> None:
 
     Called after the change is durable. ``observation`` is one of
     `RunChanged`, `LedgerChanged` or `Escalated` (see
-    ``keep_sdk.plugins.observations``). An exception raised here is logged and
+    ``keep_sdk.contract.observations``). An exception raised here is logged and
     ignored: an observer can never fail or block a run.
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any
@@ -16,8 +16,13 @@ from keep_sdk.errors import PluginError
 from keep_sdk.plugins import hookspecs
 
 if TYPE_CHECKING:
-    from keep_sdk.connectors import Connector
-    from keep_sdk.plugins.observations import Observation
+    from keep_sdk.connectors import Connector, ConnectorSet
+    from keep_sdk.contract.manifest import Manifest
+    from keep_sdk.contract.observations import Observation
+    from keep_sdk.model import HostPolicy
+    from keep_sdk.stores import Store
+    from keep_sdk.validator import Report, Rule
+    from keep_sdk.workflow import Workflow
 
 __all__ = [
     "BUILTIN_PLUGINS",
@@ -33,11 +38,7 @@ ENTRY_POINT_GROUP = "keep_sdk"
 DISABLE_ENV = "KEEP_SDK_DISABLE_PLUGINS"
 """Set to ``1`` to load only the built-in plugins (third-party entry points are ignored)."""
 
-BUILTIN_PLUGINS: tuple[str, ...] = (
-    "keep_sdk.connectors.builtin",
-    "keep_sdk.stores.builtin",
-    "keep_sdk.validator.builtin",
-)
+BUILTIN_PLUGINS: tuple[str, ...] = ("keep_sdk.plugins.builtin",)
 """Modules registered as plugins before any third-party plugin."""
 
 
@@ -46,12 +47,17 @@ class KeepPlugins:
 
     Plugins that fail to import are skipped and listed in `load_errors`;
     conflicting registrations raise `PluginError` when the registry is read.
+    The registries are what lower layers are handed: `connector_set`, `manifest`,
+    `rules`, `store_openers`; `validate`, `load_workflow` and `open_store` use
+    them all, so a script is checked against this plugin set's connectors *and*
+    rules. Registering a plugin invalidates what was read before.
     """
 
     def __init__(self, *, load_entry_points: bool = True) -> None:
         self.pm = pluggy.PluginManager("keep_sdk")
         self.pm.add_hookspecs(hookspecs)
         self.load_errors: list[PluginError] = []
+        self._manifest: Manifest | None = None
         for module_name in BUILTIN_PLUGINS:
             self.pm.register(importlib.import_module(module_name), name=module_name)
         if load_entry_points:
@@ -79,6 +85,7 @@ class KeepPlugins:
     def register(self, plugin: object, name: str | None = None) -> None:
         """Register `plugin` (an object or module with hookimpls), as tests and hosts do."""
         self.pm.register(plugin, name=name)
+        self._manifest = None
 
     def connectors(self) -> dict[str, type[Connector]]:
         """Every registered connector class by its script name."""
@@ -101,6 +108,20 @@ class KeepPlugins:
                 found[cls.name] = cls
         return dict(sorted(found.items()))
 
+    def manifest(self) -> Manifest:
+        """What scripts may call: the manifest of every registered connector (built once)."""
+        if self._manifest is None:
+            from keep_sdk.contract.manifest import Manifest
+
+            self._manifest = Manifest(connectors=[c.manifest() for c in self.connectors().values()])
+        return self._manifest
+
+    def connector_set(self, **options: Mapping[str, Any]) -> ConnectorSet:
+        """An instance of every registered connector; `options[name]` are its constructor kwargs."""
+        from keep_sdk.connectors import ConnectorSet
+
+        return ConnectorSet.from_classes(self.connectors().values(), **options)
+
     def store_openers(self) -> dict[str, Callable[[str], Any]]:
         """Every store opener by URL scheme."""
         found: dict[str, Callable[[str], Any]] = {}
@@ -111,7 +132,7 @@ class KeepPlugins:
                 found[scheme] = opener
         return found
 
-    def rules(self) -> list[Any]:
+    def rules(self) -> list[Rule]:
         """Every validator rule, built-in ones first."""
         found: dict[str, Any] = {}
         for contributed in reversed(self.pm.hook.register_rules()):
@@ -121,6 +142,52 @@ class KeepPlugins:
                     raise PluginError(f"two plugins register the validator rule {rule_id!r}")
                 found[rule_id] = rule
         return list(found.values())
+
+    def open_store(self, url: str | None = None, **options: Any) -> Store:
+        """`keep_sdk.stores.open_store` with every scheme registered by these plugins."""
+        from keep_sdk.stores import open_store
+
+        return open_store(url, openers=self.store_openers(), **options)
+
+    def validate(
+        self,
+        source: str,
+        *,
+        policy: HostPolicy | None = None,
+        filename: str | None = None,
+    ) -> Report:
+        """`keep_sdk.validator.validate` with these plugins' connectors and rules."""
+        from keep_sdk.validator import validate
+
+        return validate(
+            source,
+            connectors=self.manifest(),
+            rules=self.rules(),
+            policy=policy,
+            filename=filename,
+        )
+
+    def load_workflow(
+        self,
+        source: str,
+        *,
+        connectors: Manifest | None = None,
+        policy: HostPolicy | None = None,
+        filename: str | None = None,
+    ) -> Workflow:
+        """`keep_sdk.workflow.load_workflow` with these plugins' rules and (by default) connectors.
+
+        `connectors` narrows what scripts may call to a runtime's own connector set.
+        """
+        from keep_sdk.workflow import load_workflow
+
+        return load_workflow(
+            source,
+            connectors=connectors if connectors is not None else self.manifest(),
+            rules=self.rules(),
+            policy=policy,
+            filename=filename,
+        )
 
     def notify(self, observation: Observation) -> None:
         """Call every `observe` hook; an observer that raises is logged and ignored."""

@@ -7,9 +7,9 @@ import json
 
 from pydantic import JsonValue, ValidationError
 
+from keep_sdk.contract.workflow import ConsumerManifest
 from keep_sdk.errors import LimitExceeded, LogicError
 from keep_sdk.model import HostPolicy, PrepareResult, explain_validation_error
-from keep_sdk.validator import ConsumerManifest
 
 __all__ = ["check_prepare_result", "check_size"]
 

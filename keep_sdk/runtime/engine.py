@@ -30,9 +30,11 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 
 from keep_sdk.connectors import ConnectorSet
+from keep_sdk.contract.workflow import ConsumerManifest, ProducerManifest, WorkflowManifest
 from keep_sdk.errors import (
     ActionRefused,
     ActiveRunExists,
+    ConfigurationError,
     EventNotPending,
     InternalError,
     KeepError,
@@ -79,15 +81,19 @@ from keep_sdk.stores import (
     WorkflowRecord,
     WorkflowVersion,
 )
-from keep_sdk.validator import ConsumerManifest, ProducerManifest, WorkflowManifest
 
 if TYPE_CHECKING:
-    from keep_sdk.plugins import KeepPlugins
+    from keep_sdk.contract.observations import Observation
+    from keep_sdk.runtime.loading import WorkflowLoader
 
 __all__ = ["Runtime"]
 
 TRANSIENT_MARK = "host: transient failure "
 """Prefix of the run log line recording each transient failure; its count sets the backoff."""
+
+
+def _ignore(observation: Observation) -> None:
+    """The default observer: nobody is listening."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +124,11 @@ class _Loaded:
 class Runtime:
     """Executes runs of deployed workflows against one store and one set of connectors.
 
-    `isolation` runs a phase in the sandbox (in this process by default;
+    The composition root hands in what the runtime does not own: `connectors`,
+    `load_workflow` (validates a script on `deploy`; without it `deploy` is
+    refused, runs of deployed versions still work) and `observe` (told of every
+    run, ledger and escalation change; ``KeepPlugins.notify`` calls the
+    ``observe`` hooks). `isolation` runs a phase in the sandbox (in this process by default;
     `keep_sdk.sandbox.ProcessIsolation` survives engine crashes). `now` is the
     clock; `rng` draws backoff jitter; `deterministic` fixes each phase's
     ``Date`` to `now()` and seeds ``Math.random`` from the run id (replays, tests).
@@ -128,27 +138,27 @@ class Runtime:
     def __init__(
         self,
         store: Store,
-        connectors: ConnectorSet | None = None,
+        connectors: ConnectorSet,
         *,
+        load_workflow: WorkflowLoader | None = None,
+        observe: Callable[[Observation], None] | None = None,
         policy: HostPolicy | None = None,
         isolation: Isolation | None = None,
-        plugins: KeepPlugins | None = None,
         now: Callable[[], dt.datetime] | None = None,
         rng: random.Random | None = None,
         deterministic: bool = False,
     ) -> None:
-        from keep_sdk.plugins import default_plugins
-
         self.store = store
-        self.plugins = plugins or default_plugins()
-        self.connectors = connectors or ConnectorSet.from_plugins(self.plugins)
+        self.connectors = connectors
+        self.load_workflow = load_workflow
         self.policy = policy or HostPolicy()
         self.isolation = isolation or InProcessIsolation()
         self.deterministic = deterministic
         self.manifest = self.connectors.manifest()
         self.now = now or (lambda: dt.datetime.now(dt.UTC))
         self.rng = rng or random.Random()
-        self.observer = Observer(self.plugins)
+        self.observe = observe or _ignore
+        self.observer = Observer(self.observe)
         self._versions: dict[tuple[str, int], _Loaded] = {}
         self._logs: dict[str, list[str]] = {}
         self.mutations = MutationDesk(
@@ -169,9 +179,13 @@ class Runtime:
         Raises `ScriptRejected` (with the validator's report) when the script
         has errors. Returns the version number.
         """
-        from keep_sdk.workflow import load_workflow
-
-        workflow = load_workflow(
+        if self.load_workflow is None:
+            raise ConfigurationError(
+                "this Runtime was built without a workflow loader, so it cannot validate and "
+                "deploy scripts; pass load_workflow=KeepPlugins().load_workflow (or open an "
+                "installation with keep_sdk.app.Installation)"
+            )
+        workflow = self.load_workflow(
             source,
             connectors=self.connectors.manifest(),
             policy=self.policy,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from keep_sdk.plugins.observations import Escalated, LedgerChanged, RunChanged
+from keep_sdk.contract.observations import Escalated, LedgerChanged, RunChanged
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from keep_sdk.contract.observations import Observation
     from keep_sdk.model import Escalation, LedgerEntry, RunRecord
-    from keep_sdk.plugins import KeepPlugins
 
 __all__ = ["Observer"]
 
@@ -20,8 +22,8 @@ class Observer:
     changes; a ledger entry when first seen and whenever its status changes.
     """
 
-    def __init__(self, plugins: KeepPlugins) -> None:
-        self._plugins = plugins
+    def __init__(self, notify: Callable[[Observation], None]) -> None:
+        self._notify = notify
         self._runs: dict[str, RunRecord] = {}
         self._entries: dict[str, LedgerEntry] = {}
 
@@ -29,7 +31,7 @@ class Observer:
         """Report `run` if it changed; return it."""
         previous = self._runs.get(run.id)
         if previous is None or (previous.status, previous.phase) != (run.status, run.phase):
-            self._plugins.notify(RunChanged(run=run, previous=previous))
+            self._notify(RunChanged(run=run, previous=previous))
         self._runs[run.id] = run
         return run
 
@@ -37,10 +39,10 @@ class Observer:
         """Report `entry` if it changed; return it."""
         previous = self._entries.get(entry.id)
         if previous is None or previous.status != entry.status:
-            self._plugins.notify(LedgerChanged(entry=entry, previous=previous))
+            self._notify(LedgerChanged(entry=entry, previous=previous))
         self._entries[entry.id] = entry
         return entry
 
     def escalated(self, escalation: Escalation) -> None:
         """Report that a run now waits for a person."""
-        self._plugins.notify(Escalated(escalation=escalation))
+        self._notify(Escalated(escalation=escalation))

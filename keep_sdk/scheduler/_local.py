@@ -24,7 +24,7 @@ from keep_sdk.errors import ConfigurationError
 from keep_sdk.model import HostPolicy
 from keep_sdk.runtime import PersonActions, Runtime
 from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
-from keep_sdk.stores import DEFAULT_STORE_URL, Store, open_store, store_scheme
+from keep_sdk.stores import DEFAULT_STORE_URL, Store, store_scheme
 
 __all__ = [
     "ISOLATIONS",
@@ -98,21 +98,22 @@ class Installation:
         from keep_sdk.plugins import default_plugins
 
         url = store_url or DEFAULT_STORE_URL
-        store = open_store(url)
         plugins = default_plugins()
+        store = plugins.open_store(url)
         backing = doubles if doubles is not None else default_doubles_path(url)
         options: dict[str, Mapping[str, Any]] = {}
         if backing is not None:
             for name, klass in plugins.connectors().items():
                 if issubclass(klass, ServiceDouble):
                     options[name] = {"backing": backing}
-        connectors = ConnectorSet.from_plugins(plugins, **options)
+        connectors = plugins.connector_set(**options)
         runtime = Runtime(
             store,
             connectors,
             policy=policy,
             isolation=_isolation(isolation),
-            plugins=plugins,
+            load_workflow=plugins.load_workflow,
+            observe=plugins.notify,
         )
         return cls(url, store, connectors, runtime, backing)
 

@@ -185,14 +185,13 @@ def run_command(
     fall due: until nothing is due (--until-idle) or until Ctrl-C, with a live
     view. Afterwards `keep status` shows what came in and what went out.
     """
-    from keep_sdk.connectors import registered_manifest
+    from keep_sdk.plugins import default_plugins
     from keep_sdk.validator import render_text
-    from keep_sdk.workflow import load_workflow
 
     source = file.read_text(encoding="utf-8")
     out = Console(stderr=as_json)
     try:
-        workflow = load_workflow(source, connectors=registered_manifest(), filename=str(file))
+        workflow = default_plugins().load_workflow(source, filename=str(file))
     except ScriptRejected as exc:
         if exc.report is not None:
             click.echo(render_text(exc.report, source), err=True)

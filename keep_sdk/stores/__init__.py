@@ -3,7 +3,7 @@
 `Store` is the protocol (the commit points of the execution model plus the
 queries the scheduler and CLI need); `MemoryStore` is the reference,
 `SqlStore` keeps data in SQLite or PostgreSQL; `open_store(url)` picks one by
-URL scheme, including schemes plugins register.
+URL scheme (`keep_sdk.open_store` also knows the schemes plugins register).
 """
 
 from keep_sdk.stores._models import (
@@ -23,7 +23,7 @@ from keep_sdk.stores._models import (
     WorkflowRecord,
     WorkflowVersion,
 )
-from keep_sdk.stores._open import DEFAULT_STORE_URL, open_store, store_scheme
+from keep_sdk.stores._open import BUILTIN_OPENERS, DEFAULT_STORE_URL, open_store, store_scheme
 from keep_sdk.stores._protocol import (
     Clock,
     FaultHook,
@@ -38,6 +38,7 @@ from keep_sdk.stores.sql import SqlStore
 
 __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "AuditEntry",
+    "BUILTIN_OPENERS",
     "Clock",
     "ConsumerWake",
     "DEFAULT_STORE_URL",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HostPolicy
@@ -18,10 +17,9 @@ from keep_sdk.validator.syntax import engine_errors, parser_errors
 from keep_sdk.validator.trusted import trusted
 from keep_sdk.validator.walker import walk_handlers
 
-if TYPE_CHECKING:
-    from keep_sdk.plugins import KeepPlugins
-
 __all__ = ["analyze", "validate"]
+
+_NO_CONNECTORS = Manifest()
 
 
 def analyze(
@@ -33,16 +31,13 @@ def analyze(
 ) -> Analysis:
     """Parse `source` and collect every fact the rules read (see `Analysis`).
 
+    `connectors` is what scripts may call (default: none).
     When the script has syntax errors only those are collected.
     """
-    if connectors is None:
-        from keep_sdk.connectors import builtin_manifest
-
-        connectors = builtin_manifest()
     text = SourceText.parse(source)
     analysis = Analysis(
         source=text,
-        connectors=connectors,
+        connectors=connectors if connectors is not None else _NO_CONNECTORS,
         policy=policy if policy is not None else HostPolicy(),
         filename=filename,
     )
@@ -68,24 +63,22 @@ def validate(
     policy: HostPolicy | None = None,
     filename: str | None = None,
     rules: Sequence[Rule] | None = None,
-    plugins: KeepPlugins | None = None,
 ) -> Report:
     """Check a workflow script statically and report every problem found.
 
-    `connectors` is what scripts may call (default: the built-in connectors);
-    `policy` decides what the host allows (``mutate_reads="by_id"`` permits
-    read-by-id operations in ``mutate``); `filename` is only echoed in the
-    report. The rules are `rules` if given, else those registered with the
-    plugins (`plugins`, default `keep_sdk.plugins.default_plugins()`).
+    The registries are passed in: `connectors` is what scripts may call (default:
+    none, so every ``ctx.<connector>`` call is ``unknown-operation``) and `rules`
+    the rules to run (default: the built-in catalog). `keep_sdk.validate` passes
+    those of the installed plugins, as ``keep validate`` does. `policy` decides
+    what the host allows (``mutate_reads="by_id"`` permits read-by-id operations
+    in ``mutate``); `filename` is only echoed in the report.
     Never raises for any input string: unreadable scripts get ``syntax-error``
     diagnostics.
     """
     if rules is None:
-        if plugins is None:
-            from keep_sdk.plugins import default_plugins
+        from keep_sdk.validator.rules import BUILTIN_RULES
 
-            plugins = default_plugins()
-        rules = plugins.rules()
+        rules = BUILTIN_RULES
     return _validate(source, connectors, policy, filename, rules)
 
 

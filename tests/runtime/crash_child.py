@@ -52,7 +52,7 @@ def main(store_url: str, backing: str, point: str) -> None:
     runtime = Runtime(
         store,
         ConnectorSet([Gmail(backing=backing), sheets, Slack(backing=backing)]),
-        plugins=KeepPlugins(load_entry_points=False),
+        load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
     )
     runtime.run_consumer("mail-to-sheet", "appendRow")
     print("finished without being killed")

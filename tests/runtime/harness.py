@@ -184,7 +184,8 @@ def make_env(
         store,
         ConnectorSet([gmail, sheets, slack]),
         policy=policy or fast_policy(),
-        plugins=plugins,
+        load_workflow=plugins.load_workflow,
+        observe=plugins.notify,
         now=clock,
         deterministic=True,
     )

@@ -40,7 +40,7 @@ def _prepare(store_url: str, backing: Path) -> None:
     runtime = Runtime(
         store,
         ConnectorSet([Gmail(backing=backing), Sheets(backing=backing), Slack(backing=backing)]),
-        plugins=KeepPlugins(load_entry_points=False),
+        load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
     )
     runtime.deploy(MAIL_TO_SHEET)
     store.grant_permission("mail-to-sheet", "sheets.write", actor="test")
@@ -86,7 +86,7 @@ def _crash_and_recover(store_url: str, backing: Path, point: str) -> None:
     runtime = Runtime(
         store,
         ConnectorSet([Gmail(backing=backing), sheets, Slack(backing=backing)]),
-        plugins=KeepPlugins(load_entry_points=False),
+        load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
     )
     _settle(runtime)
 

@@ -264,7 +264,8 @@ def test_transient_backoff_grows_across_restarts_and_gives_up_at_the_limit(
             env.store,
             env.runtime.connectors,
             policy=policy,
-            plugins=env.runtime.plugins,
+            load_workflow=env.runtime.load_workflow,
+            observe=env.runtime.observe,
             now=env.clock,
         )
         paused = restarted.resume(paused.id)

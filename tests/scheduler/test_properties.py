@@ -14,10 +14,13 @@ from keep_sdk.conformance import ManualClock
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import FaultKind, Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, LedgerStatus, RunStatus
+from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import PersonActions, Runtime
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import Publication, open_store
 from tests.runtime.harness import MAIL_TO_SHEET, T0, fast_policy
+
+LOADER = KeepPlugins(load_entry_points=False).load_workflow
 
 FAULTS = [
     FaultKind.TRANSIENT,
@@ -52,7 +55,14 @@ def test_every_event_is_appended_once_in_order(plan: list[tuple[str, object]]) -
     connectors = ConnectorSet([Gmail(clock=clock), sheets, Slack(clock=clock)])
 
     def host() -> Scheduler:
-        runtime = Runtime(store, connectors, policy=fast_policy(), now=clock, deterministic=True)
+        runtime = Runtime(
+            store,
+            connectors,
+            load_workflow=LOADER,
+            policy=fast_policy(),
+            now=clock,
+            deterministic=True,
+        )
         return Scheduler(runtime, worker="w")
 
     scheduler = host()

@@ -15,10 +15,13 @@ from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import FaultKind, Gmail, Sheets, Slack
 from keep_sdk.errors import InternalError
 from keep_sdk.model import EventStatus, HandlerKind, RunStatus
+from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
 from keep_sdk.scheduler import LeaseKeeper, Scheduler, TaskKind
 from keep_sdk.stores import Lease, Publication, WorkflowRecord, open_store
 from tests.runtime.harness import MAIL_TO_SHEET, Env, fast_policy, make_env
+
+LOADER = KeepPlugins(load_entry_points=False).load_workflow
 
 CRON_DIGEST = """
 export default Keep.workflow({
@@ -156,7 +159,9 @@ def test_a_backoff_survives_a_restart(tmp_path: Path) -> None:
     connectors = ConnectorSet(
         [Gmail(backing=backing), Sheets(backing=backing), Slack(backing=backing)]
     )
-    runtime = Runtime(store, connectors, policy=fast_policy(), now=clock, deterministic=True)
+    runtime = Runtime(
+        store, connectors, load_workflow=LOADER, policy=fast_policy(), now=clock, deterministic=True
+    )
     scheduler = Scheduler(runtime, worker="two")
     assert scheduler.due() == []
     assert scheduler.next_due() == paused.resume_at

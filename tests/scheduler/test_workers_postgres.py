@@ -22,6 +22,7 @@ from keep_sdk.conformance import PostgresServer
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, RunStatus
+from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
 from keep_sdk.stores import Publication, Store, open_store
 
@@ -60,7 +61,11 @@ JOBS = 5
 def _setup(url: str, doubles: Path) -> None:
     store = open_store(url)
     sheets = Sheets(backing=doubles, seed={"spreadsheets": {"jobs": {"rows": []}}})
-    runtime = Runtime(store, ConnectorSet([Gmail(backing=doubles), sheets, Slack(backing=doubles)]))
+    runtime = Runtime(
+        store,
+        ConnectorSet([Gmail(backing=doubles), sheets, Slack(backing=doubles)]),
+        load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+    )
     for name in WORKFLOWS:
         runtime.deploy(SLOW_ROWS.replace("NAME", name))
         store.grant_permission(name, "sheets.write", actor="test")

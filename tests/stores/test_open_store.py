@@ -10,7 +10,7 @@ import pytest
 import sqlalchemy as sa
 
 from keep_sdk.errors import ConfigurationError
-from keep_sdk.plugins import default_plugins, hookimpl
+from keep_sdk.plugins import KeepPlugins, default_plugins, hookimpl
 from keep_sdk.stores import DEFAULT_STORE_URL, MemoryStore, SqlStore, open_store, store_scheme
 from keep_sdk.stores.sql import sqlalchemy_url
 
@@ -91,18 +91,32 @@ class _CustomStores:
 
 
 def test_plugins_add_schemes() -> None:
+    import keep_sdk
+
+    plugin = _CustomStores()
+    plugins = KeepPlugins(load_entry_points=False)
+    plugins.register(plugin, name="custom-stores")
+    store = keep_sdk.open_store("custom://anything", plugins=plugins, clock=lambda: None)
+    assert isinstance(store, MemoryStore)
+    assert plugin.opened[0][0] == "custom://anything"
+    assert set(plugin.opened[0][1]) == {"clock"}
+    assert isinstance(keep_sdk.open_store("memory://", plugins=plugins), MemoryStore)
+    with pytest.raises(ConfigurationError):
+        keep_sdk.open_store("custom://anything")
+    with pytest.raises(ConfigurationError):
+        open_store("custom://anything")
+
+
+def test_the_facade_knows_the_installed_plugins_schemes() -> None:
+    import keep_sdk
+
     plugin = _CustomStores()
     plugins = default_plugins()
     plugins.register(plugin, name="custom-stores")
     try:
-        store = open_store("custom://anything", clock=lambda: None)
-        assert isinstance(store, MemoryStore)
-        assert plugin.opened[0][0] == "custom://anything"
-        assert set(plugin.opened[0][1]) == {"clock"}
+        assert isinstance(keep_sdk.open_store("custom://x"), MemoryStore)
     finally:
         plugins.pm.unregister(plugin)
-    with pytest.raises(ConfigurationError):
-        open_store("custom://anything")
 
 
 def test_sqlalchemy_is_configured_for_immediate_write_transactions(tmp_path: Path) -> None:

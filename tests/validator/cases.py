@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from keep_sdk import validate
 from keep_sdk.model import HostPolicy
-from keep_sdk.validator import Report, validate
+from keep_sdk.validator import Report
 
 MARK = "// here"
 

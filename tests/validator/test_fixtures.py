@@ -14,7 +14,8 @@ from pathlib import Path
 import esprima
 import pytest
 
-from keep_sdk.validator import analyze, validate
+from keep_sdk import validate
+from keep_sdk.validator import analyze
 from keep_sdk.validator.source import SourceText
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "workflows"

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from keep_sdk import validate
 from keep_sdk.errors import PluginError
 from keep_sdk.plugins import KeepPlugins, hookimpl
-from keep_sdk.validator import Analysis, Finding, Rule, RuleMeta, Severity, render_sarif, validate
+from keep_sdk.validator import Analysis, Finding, Rule, RuleMeta, Severity, render_sarif
 
 SOURCE = (
     Path(__file__).parents[2] / "fixtures" / "workflows" / "valid" / "spec_06_declaration_shape.js"

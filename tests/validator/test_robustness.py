@@ -7,7 +7,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keep_sdk.validator import Report, validate
+from keep_sdk import validate
+from keep_sdk.validator import Report
 from keep_sdk.validator.source import SourceText
 
 FIXTURES = sorted((Path(__file__).parents[2] / "fixtures" / "workflows").glob("*/*.js"))

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from keep_sdk.validator import Rule, validate
+from keep_sdk import validate
+from keep_sdk.validator import Rule
 from keep_sdk.validator.rules import BUILTIN_RULES
 
 DOCS = Path(__file__).parents[2] / "docs" / "rules"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 
-from keep_sdk.validator import analyze, validate
+from keep_sdk import validate
+from keep_sdk.validator import analyze
 
 
 def test_top_level_code_never_runs() -> None:

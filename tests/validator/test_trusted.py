@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from keep_sdk import validate
 from keep_sdk.contract.workflow import (
     ConsumerManifest,
     CronSchedule,
@@ -16,7 +17,7 @@ from keep_sdk.contract.workflow import (
     ProducerManifest,
     WorkflowManifest,
 )
-from keep_sdk.validator import Diagnostic, Report, validate
+from keep_sdk.validator import Diagnostic, Report
 from keep_sdk.validator.trusted import trusted
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "workflows"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import quickjs
 
+from keep_sdk import load_workflow, validate
 from keep_sdk.errors import ScriptRejected
 from keep_sdk.model import HandlerPhase, HostPolicy
-from keep_sdk.validator import CronSchedule, IntervalSchedule, validate
-from keep_sdk.workflow import load_workflow
+from keep_sdk.validator import CronSchedule, IntervalSchedule
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "workflows"
 

@@ -27,6 +27,7 @@ from keep_sdk.conformance.scenarios._model import Act, Crash, Expectation, Scena
 from keep_sdk.conformance.support import ManualClock
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import Gmail, ServiceDouble, Sheets, Slack
+from keep_sdk.contract.observations import Escalated
 from keep_sdk.errors import ConfigurationError, KeepError
 from keep_sdk.model import (
     BackoffPolicy,
@@ -38,7 +39,6 @@ from keep_sdk.model import (
     explain_validation_error,
 )
 from keep_sdk.plugins import KeepPlugins, Observation
-from keep_sdk.plugins.observations import Escalated
 from keep_sdk.runtime import PersonActions, Runtime
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import Publication, Store, SupportsFaultInjection, open_store
@@ -201,7 +201,7 @@ class _World:
         world = self
 
         class Recorder:
-            from keep_sdk import hookimpl
+            from keep_sdk.plugins import hookimpl
 
             @hookimpl
             def observe(self, observation: Observation) -> None:
@@ -212,7 +212,8 @@ class _World:
         plugins.register(Recorder(), name="scenario-recorder")
         options: dict[str, Any] = {
             "policy": self.policy,
-            "plugins": plugins,
+            "load_workflow": plugins.load_workflow,
+            "observe": plugins.notify,
             "now": self.clock,
             "deterministic": True,
         }

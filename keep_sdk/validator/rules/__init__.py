@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from keep_sdk.validator.rule import Rule
+from typing import TYPE_CHECKING
+
 from keep_sdk.validator.rules import (
     code_after_mutation,
     dynamic_capability,
@@ -21,6 +22,9 @@ from keep_sdk.validator.rules import (
     unsubscribed_topic,
     workflow_shape,
 )
+
+if TYPE_CHECKING:
+    from keep_sdk.validator.rule import Rule
 
 __all__ = ["BUILTIN_RULES"]
 

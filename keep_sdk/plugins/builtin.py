@@ -1,0 +1,42 @@
+"""The built-in plugin: the in-memory connector doubles, the built-in stores, the rule catalog.
+
+Registered before any third-party plugin, like any other plugin: the packages
+it draws from (connectors, stores, validator) know nothing of plugins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from keep_sdk.plugins.hookspecs import hookimpl
+
+if TYPE_CHECKING:
+    from keep_sdk.connectors import Connector
+    from keep_sdk.validator import Rule
+
+__all__ = ["register_connectors", "register_rules", "register_stores"]
+
+
+@hookimpl
+def register_connectors() -> Sequence[type[Connector]]:
+    """The built-in doubles: gmail, sheets and slack."""
+    from keep_sdk.connectors.builtin import BUILTIN_CONNECTORS
+
+    return BUILTIN_CONNECTORS
+
+
+@hookimpl
+def register_stores() -> Mapping[str, Callable[..., Any]]:
+    """``memory://``, ``sqlite:///…`` and ``postgresql://…``."""
+    from keep_sdk.stores import BUILTIN_OPENERS
+
+    return BUILTIN_OPENERS
+
+
+@hookimpl
+def register_rules() -> Sequence[Rule]:
+    """The rule catalog (docs/rules/)."""
+    from keep_sdk.validator.rules import BUILTIN_RULES
+
+    return BUILTIN_RULES
