@@ -191,6 +191,31 @@ class Runtime:
             workflow_name, source, manifest.model_dump(mode="json"), handlers=handlers
         )
 
+    def deploy_if_changed(
+        self, source: str, *, name: str | None = None, filename: str | None = None
+    ) -> tuple[int, bool]:
+        """Deploy `source` unless it is already the current version of its workflow.
+
+        Returns ``(version, deployed)``: the new version and True, or the
+        current version and False when its source is `source` byte for byte
+        (nothing is written then). Without `name` the script's own name is
+        used. Raises `ScriptRejected` like `deploy` for a script with errors.
+        """
+        from keep_sdk.workflow import load_workflow
+
+        if name is None:
+            name = load_workflow(
+                source, connectors=self.manifest, policy=self.policy, filename=filename
+            ).name
+        if name:
+            try:
+                current = self.store.get_workflow_version(name)
+            except NotFound:
+                current = None
+            if current is not None and current.source == source:
+                return current.version, False
+        return self.deploy(source, name=name, filename=filename), True
+
     # Runs
 
     def run_producer(self, workflow: str, producer: str) -> RunRecord:
