@@ -27,11 +27,11 @@ from collections.abc import Hashable
 
 from croniter import croniter
 
+from keep_sdk.contract import CronSchedule, WorkflowManifest
 from keep_sdk.model import Event, EventStatus, HandlerKind, LedgerStatus, RunRecord, RunStatus
 from keep_sdk.runtime import next_run_at
 from keep_sdk.scheduler._tasks import Task, TaskKind
 from keep_sdk.stores import ConsumerWake, HandlerRecord, Store, WakeReason, WorkflowRecord
-from keep_sdk.validator import CronSchedule, WorkflowManifest
 
 __all__ = [
     "Planner",

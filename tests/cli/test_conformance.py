@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from keep_sdk.cli import cli
-from keep_sdk.conformance.command import _without_password, run_store_suite
+from keep_sdk.conformance.store_suite import _without_password, run_store_suite
 
 
 def test_conformance_prints_a_json_report_per_area(tmp_path: Path) -> None:
