@@ -7,6 +7,7 @@ import pytest
 
 FACADES = [
     "keep_sdk",
+    "keep_sdk.cli",
     "keep_sdk.conformance",
     "keep_sdk.conformance.scenarios",
     "keep_sdk.conformance.stores",
