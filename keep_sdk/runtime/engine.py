@@ -205,7 +205,7 @@ class Runtime:
 
         if name is None:
             name = load_workflow(
-                source, connectors=self.manifest, policy=self.policy, filename=filename
+                source, connectors=self.connectors.manifest(), policy=self.policy, filename=filename
             ).name
         if name:
             try:
