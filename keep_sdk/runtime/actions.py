@@ -1,4 +1,5 @@
-"""A person's actions: skip an event, resolve an escalated mutation, grant, pause, resume.
+"""A person's actions: skip an event, resolve an escalated mutation, retry a failed run,
+grant, pause, resume.
 
 Each action is written to the store's audit log with its time and actor before
 anything continues, and each refuses, with a message saying why and what to do
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["PersonActions"]
 
 _ESCALATED = (LedgerStatus.INDETERMINATE, LedgerStatus.NEEDS_RECONCILE)
+_RETRYABLE = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
 
 
 class PersonActions:
@@ -118,6 +120,23 @@ class PersonActions:
             self.store.resolve_mutation(entry.id, Resolution.SKIP, actor=actor)
         )
         return self.runtime.resume(run.id)
+
+    def retry(self, run_id: str, *, actor: str) -> RunRecord:
+        """Run a failed or crashed run again on the current version (after a fix, say).
+
+        Audited as ``retry``, then `Runtime.retry`: a run whose mutation was
+        applied (or skipped) continues from ``emitting``, any other starts
+        afresh. Refused, with nothing written, for a run in any other status.
+        Returns the new run as it ended.
+        """
+        run = self.store.get_run(run_id)
+        if run.status not in _RETRYABLE:
+            raise ActionRefused(
+                f"run {run.id} is {run.status.value}; only a failed or crashed run is retried "
+                "(a paused run resumes by itself or by `keep resolve`)"
+            )
+        self.store.record_audit(actor=actor, action="retry", target=run.id, workflow=run.workflow)
+        return self.runtime.retry(run.id)
 
     def grant(self, workflow: str, permission: str, *, actor: str) -> list[RunRecord]:
         """Grant `permission`; runs waiting for a permission resume (one still lacking

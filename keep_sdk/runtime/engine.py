@@ -84,7 +84,7 @@ from keep_sdk.stores import (
 
 if TYPE_CHECKING:
     from keep_sdk.contract.observations import Observation
-    from keep_sdk.runtime.loading import WorkflowLoader
+    from keep_sdk.runtime.loading import LoadedWorkflow, WorkflowLoader
 
 __all__ = ["Runtime"]
 
@@ -179,18 +179,7 @@ class Runtime:
         Raises `ScriptRejected` (with the validator's report) when the script
         has errors. Returns the version number.
         """
-        if self.load_workflow is None:
-            raise ConfigurationError(
-                "this Runtime was built without a workflow loader, so it cannot validate and "
-                "deploy scripts; pass load_workflow=KeepPlugins().load_workflow (or open an "
-                "installation with keep_sdk.app.Installation)"
-            )
-        workflow = self.load_workflow(
-            source,
-            connectors=self.connectors.manifest(),
-            policy=self.policy,
-            filename=filename,
-        )
+        workflow = self._check(source, filename)
         manifest = workflow.manifest
         workflow_name = name or manifest.name
         if not workflow_name:
@@ -203,6 +192,41 @@ class Runtime:
         ]
         return self.store.deploy(
             workflow_name, source, manifest.model_dump(mode="json"), handlers=handlers
+        )
+
+    def deploy_if_changed(
+        self, source: str, *, name: str | None = None, filename: str | None = None
+    ) -> tuple[int, bool]:
+        """Deploy `source` unless it is already the current version of its workflow.
+
+        Returns ``(version, deployed)``: the new version and True, or the
+        current version and False when its source is `source` byte for byte
+        (nothing is written then). Without `name` the script's own name is
+        used. Raises `ScriptRejected` like `deploy` for a script with errors.
+        """
+        if name is None:
+            name = self._check(source, filename).manifest.name
+        if name:
+            try:
+                current = self.store.get_workflow_version(name)
+            except NotFound:
+                current = None
+            if current is not None and current.source == source:
+                return current.version, False
+        return self.deploy(source, name=name, filename=filename), True
+
+    def _check(self, source: str, filename: str | None) -> LoadedWorkflow:
+        if self.load_workflow is None:
+            raise ConfigurationError(
+                "this Runtime was built without a workflow loader, so it cannot validate and "
+                "deploy scripts; pass load_workflow=KeepPlugins().load_workflow (or open an "
+                "installation with keep_sdk.app.Installation)"
+            )
+        return self.load_workflow(
+            source,
+            connectors=self.connectors.manifest(),
+            policy=self.policy,
+            filename=filename,
         )
 
     # Runs

@@ -10,16 +10,14 @@ scheduler.run_forever(stop=event)       # a worker: sleeps until the next due ti
 """
 
 from keep_sdk.scheduler._leases import LeaseKeeper
-from keep_sdk.scheduler._local import Installation
 from keep_sdk.scheduler._planner import Planner, QuietConsumers, is_superseded
 from keep_sdk.scheduler._scheduler import DEFAULT_LEASE_TTL_S, Scheduler, default_worker_name
+from keep_sdk.scheduler._status import StatusReport, WorkflowStatus, build_status
 from keep_sdk.scheduler._tasks import Activity, Task, TaskKind
-from keep_sdk.scheduler._views import StatusReport, build_status
 
 __all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
     "Activity",
     "DEFAULT_LEASE_TTL_S",
-    "Installation",
     "LeaseKeeper",
     "Planner",
     "QuietConsumers",
@@ -27,6 +25,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
     "StatusReport",
     "Task",
     "TaskKind",
+    "WorkflowStatus",
     "build_status",
     "default_worker_name",
     "is_superseded",

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from keep_sdk.app import Installation, load_seed
 from keep_sdk.cli import cli
 from keep_sdk.connectors.builtin import FaultKind, ServiceDouble, Sheets
 from keep_sdk.model import LedgerStatus, RunStatus
-from keep_sdk.scheduler import Installation, Scheduler, StatusReport
-from keep_sdk.scheduler._local import load_seed
+from keep_sdk.scheduler import Scheduler, StatusReport
 from keep_sdk.stores import Publication
 
 ROOT = Path(__file__).parents[2]

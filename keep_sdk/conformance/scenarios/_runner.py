@@ -355,11 +355,7 @@ def _act(world: _World, act: Act, where: str, result: ScenarioResult) -> None:
             case "skip":
                 actions.skip(_select(world, act.run).id, actor="person")
             case "retry":
-                run = _select(world, act.run)
-                world.store.record_audit(
-                    actor="person", action="retry", target=run.id, workflow=world.workflow
-                )
-                world.runtime.retry(run.id)
+                actions.retry(_select(world, act.run).id, actor="person")
             case "grant":
                 assert act.permission is not None
                 actions.grant(world.workflow, act.permission, actor="person")

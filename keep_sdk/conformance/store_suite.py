@@ -1,9 +1,12 @@
-"""``keep conformance --store URL``: run the shipped store suite through pytest, summarise it."""
+"""Run the shipped store suite against a store URL in a pytest subprocess and summarise it.
+
+``keep conformance --store URL`` prints the `SuiteReport`; a store author's CI
+can call `run_store_suite` directly.
+"""
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import subprocess
 import sys
@@ -12,14 +15,11 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
-import click
 from pydantic import BaseModel, ConfigDict
-from rich.console import Console
-from rich.table import Table
 
-from keep_sdk.console import EXIT_PROBLEM, reports_errors
+from keep_sdk.errors import ConfigurationError
 
-__all__ = ["AreaSummary", "SuiteReport", "conformance_command", "run_store_suite"]
+__all__ = ["AreaSummary", "SuiteReport", "run_store_suite"]
 
 SUITE = "keep_sdk.conformance.stores.at_url"
 
@@ -66,9 +66,13 @@ def _areas() -> dict[str, str]:
 
 
 def run_store_suite(store_url: str, *, selection: str | None = None) -> SuiteReport:
-    """Run the store suite against `store_url` in a pytest subprocess and collect outcomes."""
+    """Run the store suite against `store_url` in a pytest subprocess and collect outcomes.
+
+    `selection` is a pytest ``-k`` expression. Raises `ConfigurationError` when
+    pytest is not installed or did not run the suite at all.
+    """
     if importlib.util.find_spec("pytest") is None:
-        raise click.ClickException(
+        raise ConfigurationError(
             "the conformance suite runs on pytest, which is not installed; "
             "install it (pip install 'keep-sdk[conformance]') and run the command again"
         )
@@ -88,7 +92,7 @@ def run_store_suite(store_url: str, *, selection: str | None = None) -> SuiteRep
             command += ["-k", selection]
         done = subprocess.run(command, cwd=workdir, capture_output=True, text=True, check=False)
         if not report.exists():
-            raise click.ClickException(
+            raise ConfigurationError(
                 f"pytest did not run the suite (exit {done.returncode}): "
                 f"{(done.stderr or done.stdout).strip()[-2000:]}"
             )
@@ -113,34 +117,3 @@ def run_store_suite(store_url: str, *, selection: str | None = None) -> SuiteRep
         failures=failures,
         exit_code=done.returncode,
     )
-
-
-@click.command("conformance")
-@click.option("--store", "store_url", required=True, metavar="URL", help="Store to certify.")
-@click.option("-k", "selection", metavar="EXPR", help="Run only tests matching (pytest -k).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@reports_errors
-def conformance_command(store_url: str, selection: str | None, as_json: bool) -> None:
-    """Run the store conformance suite against the store at URL and print a summary.
-
-    The suite writes workflows with fresh names; use a scratch database.
-    Exits 1 when any test fails.
-    """
-    from keep_sdk.stores import open_store
-
-    open_store(store_url).close()
-    report = run_store_suite(store_url, selection=selection)
-    if as_json:
-        click.echo(json.dumps(report.model_dump(), indent=2))
-    else:
-        console = Console()
-        table = Table(title=f"Store conformance: {report.store}")
-        for column in ("area", "passed", "failed", "skipped"):
-            table.add_column(column, justify="left" if column == "area" else "right")
-        for area in report.areas:
-            table.add_row(area.area, str(area.passed), str(area.failed), str(area.skipped))
-        console.print(table)
-        for name, message in report.failures.items():
-            console.print(f"[red]FAILED[/red] {name}: {message}", markup=True, highlight=False)
-    if not report.ok:
-        raise SystemExit(EXIT_PROBLEM)

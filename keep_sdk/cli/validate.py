@@ -11,11 +11,10 @@ from pathlib import Path
 
 import click
 
-from keep_sdk.console import EXIT_PROBLEM, EXIT_USAGE, fail, loaded_plugins
+from keep_sdk.cli.support import EXIT_PROBLEM, EXIT_USAGE, fail, keep_version, loaded_plugins
+from keep_sdk.contract import Manifest
 from keep_sdk.model import HostPolicy
-from keep_sdk.validator.diagnostics import Report
-from keep_sdk.validator.engine import validate
-from keep_sdk.validator.render import render_json, render_sarif, render_text
+from keep_sdk.validator import Report, render_json, render_sarif, render_text, validate
 
 __all__ = ["validate_command"]
 
@@ -100,8 +99,6 @@ def validate_command(paths: tuple[str, ...], fmt: str, mutate_reads: str) -> Non
     for standard input. Each problem is printed as file:line:column with the
     rule id, the source line and a hint on how to fix it.
     """
-    from keep_sdk.contract.manifest import Manifest
-
     scripts = _read(paths)
     plugins = loaded_plugins()
     connectors = Manifest(connectors=[c.manifest() for c in plugins.connectors().values()])
@@ -120,9 +117,7 @@ def validate_command(paths: tuple[str, ...], fmt: str, mutate_reads: str) -> Non
     if fmt == "json":
         click.echo(render_json(reports))
     elif fmt == "sarif":
-        from keep_sdk.cli import _version
-
-        click.echo(render_sarif(reports, rules, version=_version()))
+        click.echo(render_sarif(reports, rules, version=keep_version()))
     else:
         for script, report in zip(scripts, reports, strict=True):
             if report.diagnostics:

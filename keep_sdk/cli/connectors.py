@@ -1,39 +1,18 @@
-"""The ``keep`` command line (exit codes and error style: `keep_sdk.console`).
-
-Commands of a package live in that package (``keep_sdk/validator/command.py``)
-and are added to the group at the end of this module.
-"""
+"""``keep connectors`` (what scripts can call, for people and prompts) and ``keep call``."""
 
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
-from keep_sdk.console import loaded_plugins, reports_errors
+from keep_sdk.cli.support import loaded_plugins, reports_errors
 from keep_sdk.errors import KeepError
-from keep_sdk.model import json_schema, schema_names
 
-__all__ = ["cli", "main"]
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("keep-sdk")
-    except PackageNotFoundError:
-        return "0+unknown"
+__all__ = ["call_command", "connectors_command"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(_version(), "--version", "-V", prog_name="keep")
-def cli() -> None:
-    """Validate, sandbox and durably run LLM-written JavaScript workflows."""
-
-
-@cli.command()
+@click.command("connectors")
 @click.argument("name", required=False)
 @click.option(
     "--format",
@@ -44,7 +23,7 @@ def cli() -> None:
     help="markdown is meant to be pasted into an LLM prompt.",
 )
 @reports_errors
-def connectors(name: str | None, fmt: str) -> None:
+def connectors_command(name: str | None, fmt: str) -> None:
     """List what scripts can call: every connector operation, its kind and permission.
 
     NAME narrows the listing to one connector (``sheets``) or one operation
@@ -75,36 +54,18 @@ def connectors(name: str | None, fmt: str) -> None:
         click.echo(manifest.to_text())
 
 
-@cli.command()
-@click.argument("name", required=False)
-@click.option("--list", "list_only", is_flag=True, help="Print only the model names.")
-def schema(name: str | None, list_only: bool) -> None:
-    """Print the JSON Schema of a contract model (all of them without NAME)."""
-    names = schema_names()
-    if list_only:
-        click.echo("\n".join(names))
-        return
-    if name is None:
-        click.echo(json.dumps({n: json_schema(n) for n in names}, indent=2))
-        return
-    if name not in names:
-        raise click.BadParameter(
-            f"no model named {name!r}; choose one of: {', '.join(names)}", param_hint="NAME"
-        )
-    click.echo(json.dumps(json_schema(name), indent=2))
-
-
-@cli.command()
+@click.command("call")
 @click.argument("operation")
 @click.argument("arguments", default="{}")
 @reports_errors
-def call(operation: str, arguments: str) -> None:
+def call_command(operation: str, arguments: str) -> None:
     """Check ARGUMENTS (JSON) for CONNECTOR.OPERATION; run it when it is a read.
 
     Reads run against a fresh instance of the connector (the built-in doubles
     start empty). Mutations are only checked: they run inside a workflow's
     mutate phase, where the host records them in the ledger first.
     """
+    from keep_sdk.connectors import ConnectorSet
     from keep_sdk.model import OperationKind
 
     connector_name, _, op_name = operation.partition(".")
@@ -117,8 +78,6 @@ def call(operation: str, arguments: str) -> None:
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"not valid JSON: {exc}", param_hint="ARGUMENTS") from None
     classes = loaded_plugins().connectors()
-    from keep_sdk.connectors import ConnectorSet
-
     instances = ConnectorSet([klass() for klass in classes.values()])
     declared = instances.operation(connector_name, op_name)
     parsed = declared.parse(raw, connector=connector_name)
@@ -131,28 +90,3 @@ def call(operation: str, arguments: str) -> None:
         return
     result = instances.invoke(connector_name, op_name, raw)
     click.echo(json.dumps(result, indent=2))
-
-
-# plugin commands
-
-from keep_sdk.validator.command import validate_command  # noqa: E402
-
-cli.add_command(validate_command)
-
-from keep_sdk.conformance.command import conformance_command  # noqa: E402
-
-cli.add_command(conformance_command)
-
-from keep_sdk.scheduler.commands import COMMANDS as scheduler_commands  # noqa: E402
-
-for _command in scheduler_commands:
-    cli.add_command(_command)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``keep`` console script."""
-    try:
-        cli.main(args=argv, prog_name="keep", standalone_mode=True)
-    except KeepError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)

@@ -1,4 +1,8 @@
-"""`Installation`: the store, connectors and runtime the ``keep`` commands work on.
+"""The composition root: the store, connectors, runtime and scheduler of one installation.
+
+`Installation.open` assembles them from the loaded plugins and passes each
+the registries it needs; nothing below this module looks a registry up for
+itself. The ``keep`` commands (and a web console) work on an `Installation`.
 
 The built-in connectors are test doubles. So that ``keep status`` after
 ``keep run`` sees what the run did (and so several worker processes share one
@@ -10,7 +14,9 @@ unless ``--doubles PATH`` says where.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,10 +26,12 @@ from sqlalchemy.engine import make_url
 
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import ServiceDouble
-from keep_sdk.errors import ConfigurationError
+from keep_sdk.errors import ActionRefused, ConfigurationError
 from keep_sdk.model import HostPolicy
+from keep_sdk.plugins import KeepPlugins, default_plugins
 from keep_sdk.runtime import PersonActions, Runtime
 from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
+from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Scheduler
 from keep_sdk.stores import DEFAULT_STORE_URL, Store, store_scheme
 
 __all__ = [
@@ -36,6 +44,8 @@ __all__ = [
 ISOLATIONS = ("process", "in-process")
 """``process``: each phase in a killable worker process (the default); ``in-process``: faster,
 for trusted scripts and tests."""
+
+_LEASE_POLL_S = 0.2
 
 
 def default_doubles_path(store_url: str) -> Path | None:
@@ -92,13 +102,13 @@ class Installation:
         doubles: Path | None = None,
         isolation: str = "process",
         policy: HostPolicy | None = None,
+        plugins: KeepPlugins | None = None,
     ) -> Installation:
         """Open the store at `store_url` (default ``sqlite:///.keep/keep.db``) with the
-        registered connectors; built-in doubles are backed by `doubles` (or the default)."""
-        from keep_sdk.plugins import default_plugins
-
+        connectors, rules, store schemes and observers of `plugins` (default: the
+        installed plugins); built-in doubles are backed by `doubles` (or the default)."""
         url = store_url or DEFAULT_STORE_URL
-        plugins = default_plugins()
+        plugins = plugins or default_plugins()
         store = plugins.open_store(url)
         backing = doubles if doubles is not None else default_doubles_path(url)
         options: dict[str, Mapping[str, Any]] = {}
@@ -121,6 +131,36 @@ class Installation:
     def actions(self) -> PersonActions:
         """A person's actions on this installation."""
         return PersonActions(self.runtime)
+
+    def scheduler(
+        self, *, worker: str | None = None, lease_ttl_s: float = DEFAULT_LEASE_TTL_S
+    ) -> Scheduler:
+        """A scheduler on this installation's runtime; close it to release its leases."""
+        return Scheduler(self.runtime, worker=worker, lease_ttl_s=lease_ttl_s)
+
+    @contextmanager
+    def holding(self, workflow: str, *, worker: str, wait_s: float) -> Iterator[None]:
+        """Hold `workflow`'s lease as `worker` for the duration, so no other worker runs it
+        while a person's action drives its runs here.
+
+        Waits up to `wait_s` seconds for the current holder to let go, then
+        raises `ActionRefused` naming it. The lease is released on exit.
+        """
+        scheduler = self.scheduler(worker=worker)
+        try:
+            deadline = time.monotonic() + wait_s
+            while scheduler.leases.claim(workflow) is None:
+                if time.monotonic() > deadline:
+                    lease = self.store.get_lease(workflow)
+                    owner = lease.owner if lease else "another worker"
+                    raise ActionRefused(
+                        f"workflow {workflow!r} is busy on {owner}; try again in a moment "
+                        "(or stop that worker)"
+                    )
+                time.sleep(_LEASE_POLL_S)
+            yield
+        finally:
+            scheduler.close()
 
     def seed(self, data: Mapping[str, Mapping[str, Any]]) -> list[str]:
         """Give connectors their data; returns the names seeded. Unknown names are an error."""

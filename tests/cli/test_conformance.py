@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from keep_sdk.cli import cli
-from keep_sdk.conformance.command import _without_password, run_store_suite
+from keep_sdk.conformance.store_suite import _without_password, run_store_suite
+from keep_sdk.errors import ConfigurationError
 
 
 def test_conformance_prints_a_json_report_per_area(tmp_path: Path) -> None:
@@ -53,3 +55,19 @@ def test_an_unknown_scheme_is_one_clear_error() -> None:
 
 def test_the_store_option_is_required() -> None:
     assert CliRunner().invoke(cli, ["conformance"]).exit_code == 2
+
+
+def test_without_pytest_the_suite_is_refused_with_a_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    from keep_sdk.conformance import store_suite
+
+    real = store_suite.importlib.util.find_spec
+    monkeypatch.setattr(
+        store_suite.importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "pytest" else real(name, *args),
+    )
+    with pytest.raises(ConfigurationError, match="install it"):
+        run_store_suite("memory://")
+    result = CliRunner().invoke(cli, ["conformance", "--store", "memory://"])
+    assert result.exit_code == 1
+    assert "Error: the conformance suite runs on pytest" in result.output

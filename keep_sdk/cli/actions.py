@@ -1,0 +1,181 @@
+"""A person's actions: ``keep skip``, ``keep resolve``, ``keep pause|resume``, ``keep grant``.
+
+Each calls `keep_sdk.runtime.PersonActions`, which audits it under the login
+name. ``resolve`` and ``grant`` continue runs in this process, so they hold
+the workflow's lease meanwhile (`Installation.holding`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from keep_sdk.cli.options import (
+    doubles_option,
+    isolation_option,
+    json_option,
+    opened,
+    store_option,
+)
+from keep_sdk.cli.support import actor, print_json, reports_errors
+from keep_sdk.model import RunStatus
+from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S
+
+__all__ = [
+    "grant_command",
+    "pause_command",
+    "resolve_command",
+    "resume_command",
+    "skip_command",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_RETRIED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
+
+
+def _cli_worker() -> str:
+    return f"cli:{os.getpid()}"
+
+
+def _wait_option(func: F) -> F:
+    return click.option(
+        "--wait",
+        type=click.FloatRange(min=0),
+        default=DEFAULT_LEASE_TTL_S,
+        show_default=True,
+        help="Seconds to wait for a worker to let go of the workflow.",
+    )(func)
+
+
+@click.command("skip")
+@click.argument("event_id")
+@store_option
+@click.option("--reason", default=None, help="Recorded in the audit log.")
+@json_option
+@reports_errors
+def skip_command(store_url: str | None, event_id: str, reason: str | None, as_json: bool) -> None:
+    """Never deliver the pending event EVENT_ID (ids: `keep events`)."""
+    with opened(store_url) as inst:
+        event = inst.actions.skip_event(event_id, actor=actor(), reason=reason)
+    if as_json:
+        print_json(event)
+    else:
+        click.echo(f"skipped {event.title!r} ({event.id}); it will not be delivered")
+
+
+@click.command("resolve")
+@click.argument("run_id")
+@click.option(
+    "--retry",
+    "choice",
+    flag_value="retry",
+    help="Ask again whether the change happened (escalated), or retry a failed run.",
+)
+@click.option(
+    "--didnt-happen",
+    "choice",
+    flag_value="didnt-happen",
+    help="The change did not happen: make it again with the same inputs.",
+)
+@click.option(
+    "--skip",
+    "choice",
+    flag_value="skip",
+    help="Give up on the change: next runs with {status: 'skipped'}.",
+)
+@store_option
+@doubles_option
+@isolation_option
+@_wait_option
+@json_option
+@reports_errors
+def resolve_command(
+    run_id: str,
+    choice: str | None,
+    store_url: str | None,
+    doubles: Path | None,
+    isolation: str,
+    wait: float,
+    as_json: bool,
+) -> None:
+    """Decide about a run that waits for a person (ids: `keep status` or `keep runs`)."""
+    if choice is None:
+        raise click.UsageError("choose one of --retry, --didnt-happen or --skip")
+    with opened(store_url, doubles=doubles, isolation=isolation) as inst:
+        run = inst.store.get_run(run_id)
+        actions, who = inst.actions, actor()
+        with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
+            if choice == "retry" and run.status in _RETRIED:
+                ended = actions.retry(run.id, actor=who)
+            elif choice == "retry":
+                ended = actions.try_again(run.id, actor=who)
+            elif choice == "didnt-happen":
+                ended = actions.didnt_happen(run.id, actor=who)
+            else:
+                ended = actions.skip(run.id, actor=who)
+    if as_json:
+        print_json(ended)
+    else:
+        click.echo(
+            f"run {ended.id} ({ended.handler}) is {ended.status.value} at {ended.phase.value}"
+            + (
+                f": {ended.error}"
+                if ended.error and ended.status is not RunStatus.COMMITTED
+                else ""
+            )
+        )
+
+
+@click.command("pause")
+@click.argument("workflow")
+@store_option
+@click.option("--reason", default=None, help="Recorded in the audit log.")
+@reports_errors
+def pause_command(workflow: str, store_url: str | None, reason: str | None) -> None:
+    """Stop new runs of WORKFLOW until `keep resume`."""
+    with opened(store_url) as inst:
+        inst.actions.pause(workflow, actor=actor(), reason=reason)
+    click.echo(f"paused {workflow}; runs already waiting stay as they are")
+
+
+@click.command("resume")
+@click.argument("workflow")
+@store_option
+@reports_errors
+def resume_command(workflow: str, store_url: str | None) -> None:
+    """Let WORKFLOW run again after `keep pause`."""
+    with opened(store_url) as inst:
+        inst.actions.resume(workflow, actor=actor())
+    click.echo(f"resumed {workflow}")
+
+
+@click.command("grant")
+@click.argument("workflow")
+@click.argument("permission")
+@store_option
+@doubles_option
+@isolation_option
+@_wait_option
+@reports_errors
+def grant_command(
+    workflow: str,
+    permission: str,
+    store_url: str | None,
+    doubles: Path | None,
+    isolation: str,
+    wait: float,
+) -> None:
+    """Grant PERMISSION (such as sheets.write) to WORKFLOW; runs waiting for it continue."""
+    with (
+        opened(store_url, doubles=doubles, isolation=isolation) as inst,
+        inst.holding(workflow, worker=_cli_worker(), wait_s=wait),
+    ):
+        resumed = inst.actions.grant(workflow, permission, actor=actor())
+    click.echo(f"granted {permission} to {workflow}")
+    for run in resumed:
+        click.echo(f"  run {run.id} ({run.handler}) is now {run.status.value}")

@@ -1,0 +1,53 @@
+"""``keep conformance --store URL``: run the shipped store suite and print its summary."""
+
+from __future__ import annotations
+
+import json
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from keep_sdk.cli.support import EXIT_PROBLEM, reports_errors
+from keep_sdk.conformance.store_suite import SuiteReport, run_store_suite
+from keep_sdk.errors import ConfigurationError
+
+__all__ = ["conformance_command"]
+
+
+@click.command("conformance")
+@click.option("--store", "store_url", required=True, metavar="URL", help="Store to certify.")
+@click.option("-k", "selection", metavar="EXPR", help="Run only tests matching (pytest -k).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@reports_errors
+def conformance_command(store_url: str, selection: str | None, as_json: bool) -> None:
+    """Run the store conformance suite against the store at URL and print a summary.
+
+    The suite writes workflows with fresh names; use a scratch database.
+    Exits 1 when any test fails.
+    """
+    from keep_sdk.stores import open_store
+
+    open_store(store_url).close()
+    try:
+        report = run_store_suite(store_url, selection=selection)
+    except ConfigurationError as exc:
+        raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(report.model_dump(), indent=2))
+    else:
+        _print_table(report)
+    if not report.ok:
+        raise SystemExit(EXIT_PROBLEM)
+
+
+def _print_table(report: SuiteReport) -> None:
+    console = Console()
+    table = Table(title=f"Store conformance: {report.store}")
+    for column in ("area", "passed", "failed", "skipped"):
+        table.add_column(column, justify="left" if column == "area" else "right")
+    for area in report.areas:
+        table.add_row(area.area, str(area.passed), str(area.failed), str(area.skipped))
+    console.print(table)
+    for name, message in report.failures.items():
+        console.print(f"[red]FAILED[/red] {name}: {message}", markup=True, highlight=False)

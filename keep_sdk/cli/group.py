@@ -1,0 +1,68 @@
+"""The ``keep`` group: every command of the package under one entry point.
+
+Exit codes and error style: `keep_sdk.cli.support`. Each command group lives
+in its own module of this package and is added here.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from keep_sdk.cli.actions import (
+    grant_command,
+    pause_command,
+    resolve_command,
+    resume_command,
+    skip_command,
+)
+from keep_sdk.cli.conformance import conformance_command
+from keep_sdk.cli.connectors import call_command, connectors_command
+from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
+from keep_sdk.cli.run import run_command, worker_command
+from keep_sdk.cli.schema import schema_command
+from keep_sdk.cli.support import keep_version
+from keep_sdk.cli.validate import validate_command
+from keep_sdk.errors import KeepError
+
+__all__ = ["COMMANDS", "cli", "main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(keep_version(), "--version", "-V", prog_name="keep")
+def cli() -> None:
+    """Validate, sandbox and durably run LLM-written JavaScript workflows."""
+
+
+COMMANDS: tuple[click.Command, ...] = (
+    connectors_command,
+    schema_command,
+    call_command,
+    validate_command,
+    conformance_command,
+    run_command,
+    worker_command,
+    status_command,
+    events_command,
+    runs_command,
+    ledger_command,
+    skip_command,
+    resolve_command,
+    pause_command,
+    resume_command,
+    grant_command,
+)
+"""Every ``keep`` command, in the order they were added."""
+
+for _command in COMMANDS:
+    cli.add_command(_command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``keep`` console script."""
+    try:
+        cli.main(args=argv, prog_name="keep", standalone_mode=True)
+    except KeepError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)

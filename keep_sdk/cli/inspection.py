@@ -1,0 +1,131 @@
+"""``keep status`` and ``keep events|runs|ledger``: rich tables for people, JSON with ``--json``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+from pydantic import TypeAdapter
+from rich.console import Console
+from rich.table import Table
+
+from keep_sdk.app import Installation
+from keep_sdk.cli.options import json_option, opened, store_option
+from keep_sdk.cli.support import print_json, reports_errors
+from keep_sdk.cli.views import event_table, ledger_table, render_status, run_table
+from keep_sdk.model import Event, EventStatus, LedgerEntry, LedgerStatus, RunRecord, RunStatus
+from keep_sdk.scheduler import StatusReport, build_status
+
+__all__ = ["events_command", "ledger_command", "runs_command", "status_command"]
+
+
+@click.command("status")
+@store_option
+@click.option("--workflow", default=None, help="Only this workflow.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Inputs and outputs listed per workflow.",
+)
+@json_option
+@reports_errors
+def status_command(store_url: str | None, workflow: str | None, limit: int, as_json: bool) -> None:
+    """What came in, what went out, and what waits for you (and why)."""
+    with opened(store_url) as inst:
+        report: StatusReport = build_status(
+            inst.store,
+            store_url=inst.store_url,
+            workflow=workflow,
+            limit=limit,
+            now=inst.runtime.now(),
+        )
+    if as_json:
+        print_json(report)
+    else:
+        render_status(report, Console())
+
+
+def _listing(
+    name: str,
+    help_text: str,
+    fetch: Callable[[Installation, str | None, str | None, int | None], list[Any]],
+    table: Callable[[list[Any]], Table],
+    adapter: TypeAdapter[Any],
+    statuses: list[str],
+) -> click.Command:
+    @click.command(name, help=help_text)
+    @store_option
+    @click.option("--workflow", default=None, help="Only this workflow.")
+    @click.option("--status", type=click.Choice(statuses), default=None, help="Only this status.")
+    @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
+    @json_option
+    @reports_errors
+    def command(
+        store_url: str | None,
+        workflow: str | None,
+        status: str | None,
+        limit: int | None,
+        as_json: bool,
+    ) -> None:
+        with opened(store_url) as inst:
+            rows = fetch(inst, workflow, status, limit)
+        if as_json:
+            click.echo(adapter.dump_json(rows, indent=2, by_alias=True).decode())
+        else:
+            Console().print(table(rows))
+
+    return command
+
+
+def _events(
+    inst: Installation, workflow: str | None, status: str | None, limit: int | None
+) -> list[Event]:
+    names = [workflow] if workflow else [w.name for w in inst.store.list_workflows()]
+    chosen = EventStatus(status) if status else None
+    rows = [e for n in names for e in inst.store.list_events(n, status=chosen)]
+    return rows[-limit:] if limit else rows
+
+
+def _runs(
+    inst: Installation, workflow: str | None, status: str | None, limit: int | None
+) -> list[RunRecord]:
+    rows = inst.store.list_runs(workflow=workflow, status=RunStatus(status) if status else None)
+    return rows[-limit:] if limit else rows
+
+
+def _ledger(
+    inst: Installation, workflow: str | None, status: str | None, limit: int | None
+) -> list[LedgerEntry]:
+    rows = inst.store.list_ledger(
+        workflow=workflow, status=LedgerStatus(status) if status else None
+    )
+    return rows[-limit:] if limit else rows
+
+
+events_command = _listing(
+    "events",
+    "Events in publish order (the most recent with --limit), by title and status.",
+    _events,
+    event_table,
+    TypeAdapter(list[Event]),
+    [s.value for s in EventStatus],
+)
+runs_command = _listing(
+    "runs",
+    "Runs in creation order (the most recent with --limit): phase, status and error.",
+    _runs,
+    run_table,
+    TypeAdapter(list[RunRecord]),
+    [s.value for s in RunStatus],
+)
+ledger_command = _listing(
+    "ledger",
+    "The mutation ledger: every change a run made or tried to make, with its outcome.",
+    _ledger,
+    ledger_table,
+    TypeAdapter(list[LedgerEntry]),
+    [s.value for s in LedgerStatus],
+)

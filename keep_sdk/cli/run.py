@@ -1,0 +1,240 @@
+"""``keep run FILE`` (validate, deploy, schedule) and ``keep worker`` (a long-lived scheduler)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from keep_sdk.app import load_seed
+from keep_sdk.cli.options import (
+    doubles_option,
+    isolation_option,
+    json_option,
+    opened,
+    store_option,
+)
+from keep_sdk.cli.support import (
+    EXIT_PROBLEM,
+    actor,
+    fail,
+    loaded_plugins,
+    print_json,
+    reports_errors,
+)
+from keep_sdk.cli.views import render_status
+from keep_sdk.errors import ScriptRejected
+from keep_sdk.model import RunStatus
+from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Activity, Scheduler, build_status
+
+__all__ = ["run_command", "worker_command"]
+
+_FAILED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL)
+
+
+@click.command("run")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@store_option
+@click.option("--until-idle", is_flag=True, help="Stop once nothing is due (instead of forever).")
+@click.option(
+    "--seed",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON/YAML file of data for the built-in connectors: {gmail: {...}, sheets: {...}}.",
+)
+@click.option(
+    "--grant",
+    "grants",
+    multiple=True,
+    metavar="PERMISSION",
+    help="Grant a permission (sheets.write) to the workflow before it runs; repeatable.",
+)
+@click.option("--name", default=None, help="Deploy under this name instead of the script's.")
+@doubles_option
+@isolation_option
+@json_option
+@reports_errors
+def run_command(
+    file: Path,
+    store_url: str | None,
+    until_idle: bool,
+    seed: Path | None,
+    grants: tuple[str, ...],
+    name: str | None,
+    doubles: Path | None,
+    isolation: str,
+    as_json: bool,
+) -> None:
+    """Validate FILE, deploy it (a new version when it changed) and run it.
+
+    A script with errors is refused with the validator's diagnostics. Then the
+    scheduler runs producers, consumers, retries and reconciliations as they
+    fall due: until nothing is due (--until-idle) or until Ctrl-C, with a live
+    view. Afterwards `keep status` shows what came in and what went out.
+    """
+    from keep_sdk.validator import render_text
+
+    source = file.read_text(encoding="utf-8")
+    out = Console(stderr=as_json)
+    try:
+        workflow = loaded_plugins().load_workflow(source, filename=str(file))
+    except ScriptRejected as exc:
+        if exc.report is not None:
+            click.echo(render_text(exc.report, source), err=True)
+        fail(f"{file} has errors; fix them and run again (nothing was deployed)")
+    workflow_name = name or workflow.name
+    if not workflow_name:
+        fail(f'{file} declares no name; add name: "..." to Keep.workflow({{...}}) or --name')
+    with opened(store_url, doubles=doubles, isolation=isolation) as inst:
+        version, deployed = inst.runtime.deploy_if_changed(
+            source, name=workflow_name, filename=str(file)
+        )
+        if seed is not None:
+            inst.seed(load_seed(seed))
+        for permission in grants:
+            inst.store.grant_permission(workflow_name, permission, actor=actor())
+        if not as_json:
+            what = (
+                f"deployed as version {version}" if deployed else f"unchanged (version {version})"
+            )
+            out.print(
+                f"[bold]{workflow_name}[/bold] {what}; store {inst.store_url}", soft_wrap=True
+            )
+        scheduler = inst.scheduler()
+        activities: list[Activity] = []
+        if until_idle:
+            stop = threading.Event()
+
+            def record(activity: Activity) -> None:
+                activities.append(activity)
+                if not as_json:
+                    out.print(f"  {activity.describe()}", highlight=False, soft_wrap=True)
+
+            scheduler.run_forever(stop=stop, on_activity=record, on_idle=stop.set)
+        else:
+            activities = _run_live(scheduler, out, quiet=as_json)
+        report = build_status(
+            inst.store, store_url=inst.store_url, workflow=workflow_name, now=inst.runtime.now()
+        )
+        failed = [a for a in activities if a.run is not None and a.run.status in _FAILED]
+        if as_json:
+            print_json(
+                {
+                    "workflow": workflow_name,
+                    "version": version,
+                    "deployed": deployed,
+                    "activities": [a.model_dump(mode="json") for a in activities],
+                    "status": report.model_dump(mode="json"),
+                }
+            )
+        else:
+            render_status(report, out)
+    if failed:
+        sys.exit(EXIT_PROBLEM)
+
+
+def _run_live(scheduler: Scheduler, console: Console, *, quiet: bool) -> list[Activity]:
+    activities: list[Activity] = []
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+
+    def table(caption: str) -> Table:
+        view = Table(title=f"keep run on {scheduler.worker} — Ctrl-C to stop", expand=True)
+        view.add_column("time")
+        view.add_column("what happened")
+        for item in activities[-15:]:
+            view.add_row(f"{item.at:%H:%M:%S}", item.describe())
+        view.caption = caption
+        return view
+
+    try:
+        with Live(
+            table("starting"), console=console, refresh_per_second=4, transient=quiet
+        ) as live:
+
+            def record(activity: Activity) -> None:
+                activities.append(activity)
+                live.update(table("working"))
+
+            def idle() -> None:
+                upcoming = scheduler.next_due()
+                when = f"next due: {upcoming:%Y-%m-%d %H:%M:%S} UTC" if upcoming else "idle"
+                live.update(table(when))
+
+            scheduler.run_forever(stop=stop, on_activity=record, on_idle=idle)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        scheduler.close()
+    return activities
+
+
+@click.command("worker")
+@store_option
+@doubles_option
+@isolation_option
+@click.option(
+    "--lease-ttl",
+    type=click.FloatRange(min=0.5),
+    default=DEFAULT_LEASE_TTL_S,
+    show_default=True,
+    help="Seconds a workflow stays claimed without a heartbeat (takeover time after a kill).",
+)
+@click.option("--name", "worker_name", default=None, help="Worker name (default host:pid:…).")
+@click.option(
+    "--poll",
+    type=click.FloatRange(min=0.01),
+    default=1.0,
+    show_default=True,
+    help="Longest sleep between looks at the store.",
+)
+@click.option("--until-idle", is_flag=True, help="Stop once nothing is due.")
+@reports_errors
+def worker_command(
+    store_url: str | None,
+    doubles: Path | None,
+    isolation: str,
+    lease_ttl: float,
+    worker_name: str | None,
+    poll: float,
+    until_idle: bool,
+) -> None:
+    """Run the scheduler as a long-lived worker; start several to share a PostgreSQL store.
+
+    Prints one line per thing done. Stops on SIGTERM or Ctrl-C, releasing its leases.
+    """
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with opened(store_url, doubles=doubles, isolation=isolation) as inst:
+        scheduler = inst.scheduler(worker=worker_name, lease_ttl_s=lease_ttl)
+        click.echo(f"worker {scheduler.worker} on {inst.store_url}", err=True)
+
+        def report(activity: Activity) -> None:
+            click.echo(f"{activity.at:%H:%M:%S} {activity.describe()}")
+
+        def idle() -> None:
+            if until_idle:
+                stop.set()
+
+        def error(exc: Exception) -> None:
+            click.echo(
+                f"error: {type(exc).__name__}: {exc} (the worker carries on; its leases expire "
+                "if this persists)",
+                err=True,
+            )
+
+        try:
+            scheduler.run_forever(
+                stop=stop, poll_s=poll, on_activity=report, on_idle=idle, on_error=error
+            )
+        except KeyboardInterrupt:
+            pass
+        finally:
+            scheduler.close()
