@@ -20,6 +20,7 @@ import tree_sitter
 from keep_sdk.model import HandlerPhase, OperationKind
 from keep_sdk.validator.facts import (
     Analysis,
+    AnalysisLimit,
     CapabilityCall,
     CodeAfterMutation,
     DynamicCapability,
@@ -85,6 +86,7 @@ PROMISE_COMBINATORS = frozenset(
 )
 _MAX_HELPER_DEPTH = 12
 _STEP_BUDGET = 200_000
+_MAX_ROUNDS = 50
 _PROPERTY_TYPES = frozenset({"property_identifier", "private_property_identifier"})
 _SKIP_STATEMENTS = frozenset({"empty_statement", "break_statement", "continue_statement"})
 _CONSTANTS = frozenset(
@@ -185,6 +187,7 @@ class _Walk:
         self.walked: set[int] = set()
         self.steps = 0
         self.reported_members: set[int] = set()
+        self.limited: set[str] = set()
 
     # entry points
 
@@ -202,15 +205,29 @@ class _Walk:
         self.frames.pop()
         self.detached = True
         self.in_callback = True
-        rounds = 0
-        while rounds < 50:
-            pending = [f for key, f in self.created.items() if key not in self.walked]
+        for _ in range(_MAX_ROUNDS):
+            pending = self.pending()
             if not pending:
-                break
+                return
             for function in pending:
                 self.invoke(function, [], False, function.node, callback=True)
                 self.walked.add(function.node.id)
-            rounds += 1
+        pending = self.pending()
+        if pending:
+            self.limit(pending[0].node, "rounds", _MAX_ROUNDS)
+
+    def pending(self) -> list[FunctionValue]:
+        return [f for key, f in self.created.items() if key not in self.walked]
+
+    def limit(self, node: Node, limit: str, bound: int) -> None:
+        if limit in self.limited:
+            return
+        self.limited.add(limit)
+        site = self.site(node) if self.frames else node
+        via = self.frame.via if self.frames else ()
+        self.analysis.limits.append(
+            AnalysisLimit(self.handler, node, site, via, limit, bound)  # type: ignore[arg-type]
+        )
 
     def is_inert(self, function: Node) -> bool:
         """True for a function with an empty block body and plain parameters: nothing to find."""
@@ -277,9 +294,13 @@ class _Walk:
         callback: bool = False,
     ) -> tuple[Value | None, Flow]:
         node = function.node
-        if node.id in self.active or len(self.frames) > _MAX_HELPER_DEPTH:
+        if node.id in self.active:
+            return None, state
+        if len(self.frames) > _MAX_HELPER_DEPTH:
+            self.limit(call, "helper-depth", _MAX_HELPER_DEPTH)
             return None, state
         if self.steps > _STEP_BUDGET:
+            self.limit(call, "steps", _STEP_BUDGET)
             return None, state
         self.walked.add(node.id)
         inside = self.handler.node.start_byte <= node.start_byte < self.handler.node.end_byte

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from keep_sdk.validator.rule import Rule
 from keep_sdk.validator.rules import (
+    analysis_limit,
     code_after_mutation,
     dynamic_capability,
     event_title,
@@ -38,8 +39,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     unknown_operation.rule,
     dynamic_capability.rule,
     forbidden_global.rule,
+    analysis_limit.rule,
     nondeterministic_mutate.rule,
     event_title.rule,
     missing_message_id.rule,
 )
-"""Every built-in rule, in the order of the catalog in DESIGN.md."""
+"""Every built-in rule, in the order of the catalog in DESIGN.md (`analysis-limit` after the
+last error rule)."""
