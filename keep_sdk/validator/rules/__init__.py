@@ -22,8 +22,9 @@ from keep_sdk.validator.rules import (
     unsubscribed_topic,
     workflow_shape,
 )
+from keep_sdk.validator.vocabulary import WalkVocabulary
 
-__all__ = ["BUILTIN_RULES"]
+__all__ = ["BUILTIN_RULES", "BUILTIN_VOCABULARY"]
 
 BUILTIN_RULES: tuple[Rule, ...] = (
     syntax_error.rule,
@@ -46,3 +47,8 @@ BUILTIN_RULES: tuple[Rule, ...] = (
 )
 """Every built-in rule, in the order of the catalog in DESIGN.md (`analysis-limit` after the
 last error rule)."""
+
+BUILTIN_VOCABULARY = WalkVocabulary().merge(
+    *(rule.vocabulary for rule in BUILTIN_RULES if rule.vocabulary is not None)
+)
+"""What the built-in rules ask the handler walk to record."""
