@@ -198,15 +198,17 @@ class AnalysisLimit:
     (`node` is a call nested deeper than `bound` functions), ``steps`` (the
     handler's walk took more than `bound` steps; `node` is the first call it
     did not follow), ``rounds`` (functions created but never called are
-    nested deeper than `bound`; `node` is the first one not walked). `site`
-    and `via` are as for `CapabilityCall`.
+    nested deeper than `bound`; `node` is the first one not walked),
+    ``recursion`` (`node` is a recursive call, walked once only, into a
+    function that makes a mutation it could repeat). `site` and `via` are as
+    for `CapabilityCall`.
     """
 
     handler: Handler
     node: Node
     site: Node
     via: tuple[str, ...]
-    limit: Literal["helper-depth", "steps", "rounds"]
+    limit: Literal["helper-depth", "steps", "rounds", "recursion"]
     bound: int
 
 

@@ -1,9 +1,9 @@
 """The analysis fails closed: past any of its budgets a script is reported, never clean.
 
 For every budget of the handler walk (nested helper depth, steps, rounds over
-functions created but never called), scripts on both sides of it and far
-beyond it must get either the diagnostic of the problem they hide or
-``analysis-limit``. Real scripts stay well inside the budgets.
+functions created but never called, recursion followed once), scripts on both
+sides of it and far beyond it must get either the diagnostic of the problem
+they hide or ``analysis-limit``. Real scripts stay well inside the budgets.
 """
 
 from __future__ import annotations
@@ -108,6 +108,32 @@ def test_problems_in_any_depth_of_uncalled_functions_are_reported(
     )
     rules = validate(source).rules()
     assert rules & {rule, "analysis-limit"}, f"depth {depth}: {sorted(rules)}"
+
+
+def recursion_cycle(length: int, mutation_at: int, *, mutation_first: bool) -> str:
+    """`mutate` calls ``r0``; ``r<k>`` calls ``r<k+1>`` and the last calls ``r0`` again,
+    guarded by a condition; ``r<mutation_at>`` makes a mutation before or after its call."""
+    lines = []
+    for index in range(length):
+        call = f"if (n > 0) await r{(index + 1) % length}(ctx, n - 1);"
+        body = [call]
+        if index == mutation_at:
+            body.insert(0 if mutation_first else 1, f"await {SEND};")
+        lines.append(f"async function r{index}(ctx, n) {{ {' '.join(body)} }}")
+    return workflow(before="\n".join(lines), mutate="await r0(ctx, prepared.data.n);")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(1, 14).flatmap(
+        lambda length: st.tuples(st.just(length), st.integers(0, length - 1), st.booleans())
+    )
+)
+def test_a_mutation_that_recursion_can_repeat_is_reported(shape: tuple[int, int, bool]) -> None:
+    length, mutation_at, mutation_first = shape
+    source = recursion_cycle(length, mutation_at, mutation_first=mutation_first)
+    rules = validate(source).rules()
+    assert rules & FOUND, f"{shape}: {sorted(rules)}"
 
 
 REAL_SCRIPTS = sorted((ROOT / "fixtures" / "workflows").glob("*/*.js"))

@@ -2,8 +2,10 @@
 
 What it does: flags the point where the handler walk stopped following the
 code: a helper call nested deeper than the walk follows, a handler whose walk
-used up its step budget (the calls after that point are not followed), and
-functions created but never called nested deeper than the walk goes.
+used up its step budget (the calls after that point are not followed),
+functions created but never called nested deeper than the walk goes, and a
+recursive call into a function that makes a mutation (the walk follows a
+recursive function once, so it cannot tell how often the mutation runs).
 
 Why is this bad? The validator accepts a script only when every check covered
 it. Past a budget the walk cannot tell whether the code it skipped calls a
@@ -40,6 +42,11 @@ META = RuleMeta(
             "functions created but never called are nested more than {bound} levels deep "
             "here, so this one is not checked"
         ),
+        "recursion": (
+            "the validator follows a recursive function only once, and this recursive call "
+            "re-enters a function that makes a mutation, so how often it runs is not "
+            "checked{through}"
+        ),
     },
     hint=(
         "Flatten the helpers: the validator follows at most {bound} nested function calls "
@@ -51,6 +58,10 @@ META = RuleMeta(
             "Simplify the handler: fewer helper calls fanning out into further helper calls, "
             "fewer nested loops around them, and inline small helpers; move work that does not "
             "need ctx out of the handler's call chain."
+        ),
+        "recursion": (
+            "Do not make mutations from recursive functions: compute what to do with a loop "
+            "(or recursion that only reads data), then make the single mutation call directly."
         ),
         "rounds": (
             "Flatten the nested functions: declare each function at the top of the script or "

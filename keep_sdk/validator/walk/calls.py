@@ -4,7 +4,9 @@ Contract: a call of a function the walk can see (`FunctionValue`) walks its
 body with the arguments bound to its parameters and continues with the
 state it returns; functions passed to unknown calls are walked as callbacks
 (possibly never run, possibly many times). `invoke` respects the budgets of
-`walk.limits`, recording an `AnalysisLimit` where it stops. Capabilities
+`walk.limits`, recording an `AnalysisLimit` where it stops; a recursive call
+is not walked again, and is recorded as a ``recursion`` limit when the
+function it re-enters makes a mutation (which it could then repeat). Capabilities
 passed to code the walk cannot see are recorded as escaping; calls of globals
 in the rules' `WalkVocabulary` are recorded as `GlobalUse`.
 """
@@ -76,6 +78,7 @@ class Calls(WalkState):
     ) -> tuple[Value | None, Flow]:
         node = function.node
         if node.id in self.active:
+            self.recursive_calls.setdefault(node.id, call)
             return None, state
         if len(self.frames) > MAX_HELPER_DEPTH:
             self.limit(call, "helper-depth", MAX_HELPER_DEPTH)
@@ -98,9 +101,13 @@ class Calls(WalkState):
         self.pending_label = None
         self.frames.append(Frame(node, via, site))
         self.active.add(node.id)
+        mutations = self.mutations
         try:
             entry = self.bind_parameters(node, arguments, scope, state)
             value, end = self.function_body(node, scope, entry)
+            recursive = self.recursive_calls.pop(node.id, None)
+            if recursive is not None and self.mutations > mutations:
+                self.limit(recursive, "recursion", 1)
         finally:
             self.active.discard(node.id)
             self.frames.pop()

@@ -3,9 +3,11 @@
 Past a budget the walk stops following the code: `invoke` does not walk a
 helper nested deeper than `MAX_HELPER_DEPTH` functions or called after the
 handler's walk took `STEP_BUDGET` steps, and the driver walks functions
-created but never called for at most `MAX_ROUNDS` rounds. Whatever stops the
-walk is recorded once per handler and budget, so the script fails closed
-(rule ``analysis-limit``) instead of passing unread.
+created but never called for at most `MAX_ROUNDS` rounds. A recursive call
+is never walked again, so when the function it re-enters makes a mutation the
+number of mutations is unknown. Whatever stops the walk is recorded once per
+handler and budget, so the script fails closed (rule ``analysis-limit``)
+instead of passing unread.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class Limits(WalkState):
     """Recording where the walk stopped."""
 
     def limit(
-        self, node: Node, limit: Literal["helper-depth", "steps", "rounds"], bound: int
+        self, node: Node, limit: Literal["helper-depth", "steps", "rounds", "recursion"], bound: int
     ) -> None:
         if limit in self.limited:
             return

@@ -134,6 +134,7 @@ class Mutations(WalkState):
         if self.recording or (call.is_mutation and call.after is not None):
             self.analysis.calls.append(call)
         if call.is_mutation and not self.detached:
+            self.mutations += 1
             state = call
             if self.try_states:
                 self.try_states[-1].append(call)

@@ -76,6 +76,8 @@ class WalkState:
         self.steps = 0
         self.reported_members: set[int] = set()
         self.limited: set[str] = set()
+        self.mutations = 0
+        self.recursive_calls: dict[int, Node] = {}
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -232,7 +234,7 @@ class WalkState:
         raise NotImplementedError
 
     def limit(
-        self, node: Node, limit: Literal["helper-depth", "steps", "rounds"], bound: int
+        self, node: Node, limit: Literal["helper-depth", "steps", "rounds", "recursion"], bound: int
     ) -> None:
         """Record that the walk stopped at `node` on budget `limit` (`limits`)."""
         raise NotImplementedError

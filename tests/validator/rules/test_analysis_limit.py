@@ -77,6 +77,18 @@ INVALID = [
         ),
     ),
     Case(
+        "recursive-mutation",
+        workflow(
+            before=(
+                "async function sendAll(ctx, xs) {\n"
+                "  if (xs.length > 1) await sendAll(ctx, xs.slice(1)); // here\n"
+                f"  await {SEND};\n"
+                "}"
+            ),
+            mutate="await sendAll(ctx, prepared.data.xs);",
+        ),
+    ),
+    Case(
         "deep-in-producer",
         workflow(
             before=chain(14, "  await ctx.gmail.search({});", mark=12),
