@@ -105,9 +105,10 @@ class Calls(WalkState):
         try:
             entry = self.bind_parameters(node, arguments, scope, state)
             value, end = self.function_body(node, scope, entry)
-            recursive = self.recursive_calls.pop(node.id, None)
-            if recursive is not None and self.mutations > mutations:
-                self.limit(recursive, "recursion", 1)
+            if self.recursive_calls:
+                recursive = self.recursive_calls.pop(node.id, None)
+                if recursive is not None and self.mutations > mutations:
+                    self.limit(recursive, "recursion", 1)
         finally:
             self.active.discard(node.id)
             self.frames.pop()
