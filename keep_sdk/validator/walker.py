@@ -14,7 +14,8 @@ of every handler (calls through ctx, code after a mutation, dynamic uses of
 ctx, shared-state accesses, topic uses, unknown operations, uses of the
 globals the rules' `WalkVocabulary` names), then walks the functions the
 handler creates but never calls (their facts are `detached`). Where a budget
-of `walk.limits` stops it, it records an `AnalysisLimit`, never silence.
+of `walk.limits` stops it, or a recursive call could repeat a mutation, it
+records an `AnalysisLimit`, never silence.
 """
 
 from __future__ import annotations
