@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
-from keep_sdk.validator.rules._support import line_of, why
+from keep_sdk.validator.rules._support import through, why
 
 __all__ = ["rule"]
 
@@ -36,7 +36,7 @@ META = RuleMeta(
         ),
         "steps": (
             "the validator gave up on this handler after {bound} steps: this call and the "
-            "calls after it are not checked{through}"
+            "helper calls after it are not followed{through}"
         ),
         "rounds": (
             "functions created but never called are nested more than {bound} levels deep "
@@ -75,11 +75,7 @@ META = RuleMeta(
 def check(analysis: Analysis) -> Iterator[Finding]:
     """Every budget the walk hit."""
     for fact in analysis.limits:
-        through = ""
-        if fact.via:
-            chain = " → ".join(f"`{name}`" for name in fact.via)
-            through = f" (reached through {chain} called at line {line_of(analysis, fact.site)})"
-        arguments = {"bound": fact.bound, "through": through}
+        arguments = {"bound": fact.bound, "through": through(analysis, fact)}
         yield Finding(fact.limit, fact.node, arguments, fact.handler)
 
 
