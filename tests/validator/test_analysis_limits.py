@@ -154,3 +154,14 @@ def test_docs_examples_stay_inside_the_budgets(page: Path) -> None:
         if page.stem == "analysis-limit" and title == "Incorrect":
             continue
         assert "analysis-limit" not in validate(example(page.stem, title)).rules()
+
+
+def test_docs_state_the_budgets_the_walk_uses() -> None:
+    from keep_sdk.validator.walk.limits import MAX_HELPER_DEPTH, MAX_ROUNDS, STEP_BUDGET
+
+    page = (ROOT / "docs" / "rules" / "analysis-limit.md").read_text()
+    guide = (ROOT / "docs" / "validator.md").read_text()
+    assert f"more than {MAX_HELPER_DEPTH} functions deep" in page
+    assert f"more than {MAX_ROUNDS} levels deep" in page
+    assert f"at most {MAX_HELPER_DEPTH} nested function calls" in page
+    assert f"{STEP_BUDGET:,} steps per handler" in guide
