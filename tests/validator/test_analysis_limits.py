@@ -165,3 +165,45 @@ def test_docs_state_the_budgets_the_walk_uses() -> None:
     assert f"more than {MAX_ROUNDS} levels deep" in page
     assert f"at most {MAX_HELPER_DEPTH} nested function calls" in page
     assert f"{STEP_BUDGET:,} steps per handler" in guide
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 3000), st.integers(0, 6), st.integers(1, 4), st.integers(1, 5))
+def test_any_step_budget_fails_closed(budget: int, work_before: int, fan: int, depth: int) -> None:
+    """Whatever the budget, pure work before a helper making two mutations never hides them."""
+    work = "\n".join("w0(prepared.data.x);" for _ in range(work_before))
+    before = fan_out(fan, depth) + f"\nasync function two(ctx) {{ await {SEND}; await {POST}; }}"
+    source = workflow(before=before, mutate=f"{work}\nawait two(ctx);")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("keep_sdk.validator.walk.calls.STEP_BUDGET", budget)
+        rules = validate(source).rules()
+    assert rules & FOUND, f"budget {budget}: {sorted(rules)}"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(0, 14),
+    st.integers(1, 20).flatmap(
+        lambda depth: st.tuples(
+            st.just(depth), st.integers(1, depth), st.integers(1, depth), st.booleans()
+        )
+    ),
+)
+def test_any_helper_depth_bound_fails_closed(bound: int, shape: tuple[int, int, int, bool]) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("keep_sdk.validator.walk.calls.MAX_HELPER_DEPTH", bound)
+        depth, first, second, arrow = shape
+        rules = validate(helper_chain(depth, first, second, arrow=arrow)).rules()
+    assert rules & FOUND, f"bound {bound}, {shape}: {sorted(rules)}"
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 8), st.integers(1, 12))
+def test_any_round_count_fails_closed(rounds: int, depth: int) -> None:
+    source = workflow(
+        mutate=f"const later = {nested_functions(depth, 'ctx[prepared.data.name]')};\nreturn 1;"
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("keep_sdk.validator.walker.MAX_ROUNDS", rounds)
+        rules = validate(source).rules()
+    assert rules & {"dynamic-capability", "analysis-limit"}, f"{rounds}, {depth}: {sorted(rules)}"
