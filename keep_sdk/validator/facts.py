@@ -28,6 +28,7 @@ __all__ = [
     "GlobalUse",
     "GlobalUseKind",
     "Handler",
+    "LimitKind",
     "ShapeProblem",
     "SharedStateAccess",
     "SyntaxProblem",
@@ -189,6 +190,10 @@ class UnknownOperationUse:
     connector_known: bool = False
 
 
+LimitKind = Literal["helper-depth", "steps", "rounds", "recursion"]
+"""Which budget of the handler walk an `AnalysisLimit` names."""
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class AnalysisLimit:
     """A point where the handler walk hit one of its budgets and stopped following the code.
@@ -208,7 +213,7 @@ class AnalysisLimit:
     node: Node
     site: Node
     via: tuple[str, ...]
-    limit: Literal["helper-depth", "steps", "rounds", "recursion"]
+    limit: LimitKind
     bound: int
 
 

@@ -12,11 +12,9 @@ instead of passing unread.
 
 from __future__ import annotations
 
-from typing import Literal
-
 import tree_sitter
 
-from keep_sdk.validator.facts import AnalysisLimit
+from keep_sdk.validator.facts import AnalysisLimit, LimitKind
 from keep_sdk.validator.walk.state import WalkState
 
 __all__ = ["MAX_HELPER_DEPTH", "MAX_ROUNDS", "STEP_BUDGET", "Limits"]
@@ -34,9 +32,7 @@ MAX_ROUNDS = 50
 class Limits(WalkState):
     """Recording where the walk stopped."""
 
-    def limit(
-        self, node: Node, limit: Literal["helper-depth", "steps", "rounds", "recursion"], bound: int
-    ) -> None:
+    def limit(self, node: Node, limit: LimitKind, bound: int) -> None:
         if limit in self.limited:
             return
         self.limited.add(limit)

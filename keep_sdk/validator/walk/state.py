@@ -10,7 +10,7 @@ combines them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import tree_sitter
 
@@ -19,6 +19,7 @@ from keep_sdk.validator.facts import (
     Analysis,
     DynamicCapability,
     Handler,
+    LimitKind,
     SharedStateAccess,
 )
 from keep_sdk.validator.scope import (
@@ -233,8 +234,6 @@ class WalkState:
         """Walk ``.then``/``.catch``/``.finally`` callbacks of a ctx call (`mutations`)."""
         raise NotImplementedError
 
-    def limit(
-        self, node: Node, limit: Literal["helper-depth", "steps", "rounds", "recursion"], bound: int
-    ) -> None:
+    def limit(self, node: Node, limit: LimitKind, bound: int) -> None:
         """Record that the walk stopped at `node` on budget `limit` (`limits`)."""
         raise NotImplementedError
