@@ -11,15 +11,18 @@ from keep_sdk.validator.extract import extract_workflow
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.globals_scan import scan_globals
 from keep_sdk.validator.rule import Finding, Rule
+from keep_sdk.validator.rules import BUILTIN_RULES, BUILTIN_VOCABULARY
 from keep_sdk.validator.scope import module_scope
 from keep_sdk.validator.source import SourceText
 from keep_sdk.validator.syntax import engine_errors, parser_errors
 from keep_sdk.validator.trusted import trusted
+from keep_sdk.validator.vocabulary import WalkVocabulary
 from keep_sdk.validator.walker import walk_handlers
 
 __all__ = ["analyze", "validate"]
 
 _NO_CONNECTORS = Manifest()
+_BUILTIN_VOCABULARIES = tuple(r.vocabulary for r in BUILTIN_RULES if r.vocabulary is not None)
 
 
 def analyze(
@@ -34,6 +37,16 @@ def analyze(
     `connectors` is what scripts may call (default: none).
     When the script has syntax errors only those are collected.
     """
+    return _analyze(source, connectors, policy, filename, BUILTIN_VOCABULARY)
+
+
+def _analyze(
+    source: str,
+    connectors: Manifest | None,
+    policy: HostPolicy | None,
+    filename: str | None,
+    vocabulary: WalkVocabulary,
+) -> Analysis:
     text = SourceText.parse(source)
     analysis = Analysis(
         source=text,
@@ -52,7 +65,7 @@ def analyze(
     analysis.topics = extraction.topics
     analysis.declared_topics = extraction.declared_topics
     scan_globals(analysis)
-    walk_handlers(analysis, module)
+    walk_handlers(analysis, module, vocabulary)
     return analysis
 
 
@@ -76,8 +89,6 @@ def validate(
     diagnostics.
     """
     if rules is None:
-        from keep_sdk.validator.rules import BUILTIN_RULES
-
         rules = BUILTIN_RULES
     return _validate(source, connectors, policy, filename, rules)
 
@@ -89,7 +100,7 @@ def _validate(
     filename: str | None,
     rules: Sequence[Rule],
 ) -> Report:
-    analysis = analyze(source, connectors=connectors, policy=policy, filename=filename)
+    analysis = _analyze(source, connectors, policy, filename, _vocabulary(rules))
     diagnostics: dict[tuple[object, ...], Diagnostic] = {}
     for rule in rules:
         for finding in rule.check(analysis):
@@ -115,6 +126,16 @@ def _validate(
             "workflow": analysis.manifest,
         },
     )
+
+
+def _vocabulary(rules: Sequence[Rule]) -> WalkVocabulary:
+    """The built-in rules' vocabulary, with what any other rule in `rules` adds."""
+    extra = [
+        rule.vocabulary
+        for rule in rules
+        if rule.vocabulary is not None and rule.vocabulary not in _BUILTIN_VOCABULARIES
+    ]
+    return BUILTIN_VOCABULARY.merge(*extra) if extra else BUILTIN_VOCABULARY
 
 
 def _diagnostic(rule: Rule, finding: Finding, analysis: Analysis) -> Diagnostic:

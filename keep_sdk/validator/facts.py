@@ -21,12 +21,14 @@ from keep_sdk.validator.source import SourceText
 
 __all__ = [
     "Analysis",
+    "AnalysisLimit",
     "CapabilityCall",
     "CodeAfterMutation",
     "DynamicCapability",
     "GlobalUse",
     "GlobalUseKind",
     "Handler",
+    "LimitKind",
     "ShapeProblem",
     "SharedStateAccess",
     "SyntaxProblem",
@@ -188,6 +190,33 @@ class UnknownOperationUse:
     connector_known: bool = False
 
 
+LimitKind = Literal["helper-depth", "steps", "rounds", "recursion"]
+"""Which budget of the handler walk an `AnalysisLimit` names."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class AnalysisLimit:
+    """A point where the handler walk hit one of its budgets and stopped following the code.
+
+    What lies beyond `node` was not checked, so the script must not pass as
+    clean. `limit` names the budget and `bound` its size: ``helper-depth``
+    (`node` is a call nested deeper than `bound` functions), ``steps`` (the
+    handler's walk took more than `bound` steps; `node` is the first call it
+    did not follow), ``rounds`` (functions created but never called are
+    nested deeper than `bound`; `node` is the first one not walked),
+    ``recursion`` (`node` is a recursive call, walked once only, into a
+    function that makes a mutation it could repeat). `site` and `via` are as
+    for `CapabilityCall`.
+    """
+
+    handler: Handler
+    node: Node
+    site: Node
+    via: tuple[str, ...]
+    limit: LimitKind
+    bound: int
+
+
 @dataclass(frozen=True, slots=True)
 class SyntaxProblem:
     """A syntax error: byte range and message."""
@@ -223,6 +252,7 @@ class Analysis:
     globals: list[GlobalUse] = field(default_factory=list)
     topics: list[TopicUse] = field(default_factory=list)
     unknown_operations: list[UnknownOperationUse] = field(default_factory=list)
+    limits: list[AnalysisLimit] = field(default_factory=list)
 
     def text(self, node: Node) -> str:
         """The source text of `node`."""

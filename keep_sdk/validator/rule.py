@@ -20,6 +20,7 @@ from keep_sdk.validator.diagnostics import Severity
 
 if TYPE_CHECKING:
     from keep_sdk.validator.facts import Analysis, Handler
+    from keep_sdk.validator.vocabulary import WalkVocabulary
 
 __all__ = ["Finding", "Rule", "RuleMeta"]
 
@@ -95,10 +96,16 @@ Check = Callable[["Analysis"], Iterable[Finding]]
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A validator rule: metadata and a check. Register instances through ``register_rules``."""
+    """A validator rule: metadata and a check. Register instances through ``register_rules``.
+
+    `vocabulary` names the calls the rule needs the handler walk to record
+    facts about (see `keep_sdk.validator.vocabulary`); the walk itself knows no
+    rule's words.
+    """
 
     meta: RuleMeta
     check: Check
+    vocabulary: WalkVocabulary | None = None
 
     @property
     def id(self) -> str:

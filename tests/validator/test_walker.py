@@ -1,15 +1,16 @@
 """Expressions the walk skips by their text still report whatever is inside them.
 
 The walk does not evaluate an object or array literal, or an ``if``
-condition, whose text shows it can find nothing (see `_Walk.is_plain_text`);
-each case here looks like plain data but is not, and must keep its diagnostic.
+condition, whose text shows it can find nothing (see `Literals.is_plain_text`
+in `keep_sdk.validator.walk.literals`); each case here looks like plain data
+but is not, and must keep its diagnostic.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from keep_sdk.validator.walker import may_assign
+from keep_sdk.validator.walk.literals import may_assign
 from tests.validator.cases import Case, assert_reports, workflow
 
 CASES = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from keep_sdk.validator.rules import (
+    analysis_limit,
     code_after_mutation,
     dynamic_capability,
     event_title,
@@ -22,11 +23,12 @@ from keep_sdk.validator.rules import (
     unsubscribed_topic,
     workflow_shape,
 )
+from keep_sdk.validator.vocabulary import WalkVocabulary as _Vocabulary
 
 if TYPE_CHECKING:
     from keep_sdk.validator.rule import Rule
 
-__all__ = ["BUILTIN_RULES"]
+__all__ = ["BUILTIN_RULES", "BUILTIN_VOCABULARY"]
 
 BUILTIN_RULES: tuple[Rule, ...] = (
     syntax_error.rule,
@@ -42,8 +44,15 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     unknown_operation.rule,
     dynamic_capability.rule,
     forbidden_global.rule,
+    analysis_limit.rule,
     nondeterministic_mutate.rule,
     event_title.rule,
     missing_message_id.rule,
 )
-"""Every built-in rule, in the order of the catalog in DESIGN.md."""
+"""Every built-in rule, in the order of the catalog in DESIGN.md (`analysis-limit` after the
+last error rule)."""
+
+BUILTIN_VOCABULARY = _Vocabulary().merge(
+    *(rule.vocabulary for rule in BUILTIN_RULES if rule.vocabulary is not None)
+)
+"""What the built-in rules ask the handler walk to record."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import tree_sitter
 
 from keep_sdk.model import HandlerPhase
-from keep_sdk.validator.facts import Analysis, CapabilityCall
+from keep_sdk.validator.facts import Analysis, AnalysisLimit, CapabilityCall
 
 __all__ = ["line_of", "phase_name", "suggestion", "through", "why"]
 
@@ -36,12 +36,12 @@ def line_of(analysis: Analysis, node: tree_sitter.Node) -> int:
     return analysis.source.position(node.start_byte)[0]
 
 
-def through(analysis: Analysis, call: CapabilityCall) -> str:
-    """`` (reached through `helper` called at line N)`` for calls inside helpers, else ""."""
-    if not call.via:
+def through(analysis: Analysis, fact: CapabilityCall | AnalysisLimit) -> str:
+    """`` (reached through `helper` called at line N)`` for facts inside helpers, else ""."""
+    if not fact.via:
         return ""
-    chain = " → ".join(f"`{name}`" for name in call.via)
-    return f" (reached through {chain} called at line {line_of(analysis, call.site)})"
+    chain = " → ".join(f"`{name}`" for name in fact.via)
+    return f" (reached through {chain} called at line {line_of(analysis, fact.site)})"
 
 
 def why(doc: str | None) -> str:

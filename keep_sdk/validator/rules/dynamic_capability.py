@@ -21,8 +21,15 @@ from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import why
+from keep_sdk.validator.vocabulary import WalkVocabulary
 
-__all__ = ["rule"]
+__all__ = ["INSPECTING_GLOBALS", "VOCABULARY", "rule"]
+
+INSPECTING_GLOBALS = frozenset({"console"})
+"""Globals whose methods only read their arguments: passing ctx to them lets nothing escape."""
+
+VOCABULARY = WalkVocabulary(inspecting_globals=INSPECTING_GLOBALS)
+"""The walk does not record ctx handed to these globals' methods as escaping."""
 
 META = RuleMeta(
     id="dynamic-capability",
@@ -59,4 +66,4 @@ def check(analysis: Analysis) -> Iterator[Finding]:
         yield Finding(fact.reason, fact.node, {"what": fact.what}, fact.handler)
 
 
-rule = Rule(META, check)
+rule = Rule(META, check, VOCABULARY)

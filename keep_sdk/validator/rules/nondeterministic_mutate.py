@@ -19,8 +19,22 @@ from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, GlobalUseKind
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import why
+from keep_sdk.validator.vocabulary import WalkVocabulary
 
-__all__ = ["rule"]
+__all__ = ["NONDETERMINISTIC_CALLS", "NONDETERMINISTIC_CONSTRUCTIONS", "VOCABULARY", "rule"]
+
+NONDETERMINISTIC_CALLS = frozenset(
+    {"Date", "Date.now", "Math.random", "performance.now", "crypto.randomUUID"}
+)
+"""Global functions whose result depends on the clock or on randomness."""
+NONDETERMINISTIC_CONSTRUCTIONS = frozenset({"Date"})
+"""Globals whose construction without arguments reads the clock (``new Date()``)."""
+
+VOCABULARY = WalkVocabulary(
+    calls=dict.fromkeys(NONDETERMINISTIC_CALLS, GlobalUseKind.NONDETERMINISTIC),
+    constructions=dict.fromkeys(NONDETERMINISTIC_CONSTRUCTIONS, GlobalUseKind.NONDETERMINISTIC),
+)
+"""The walk records these calls as nondeterministic `GlobalUse` facts."""
 
 META = RuleMeta(
     id="nondeterministic-mutate",
@@ -46,4 +60,4 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             yield Finding("nondeterministic", use.node, {"name": name}, handler)
 
 
-rule = Rule(META, check)
+rule = Rule(META, check, VOCABULARY)

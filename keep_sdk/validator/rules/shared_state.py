@@ -20,8 +20,35 @@ from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import why
+from keep_sdk.validator.vocabulary import WalkVocabulary
 
-__all__ = ["rule"]
+__all__ = ["MUTATING_METHODS", "OBJECT_WRITERS", "VOCABULARY", "rule"]
+
+MUTATING_METHODS = frozenset(
+    {
+        "push",
+        "pop",
+        "shift",
+        "unshift",
+        "splice",
+        "sort",
+        "reverse",
+        "fill",
+        "copyWithin",
+        "set",
+        "add",
+        "delete",
+        "clear",
+    }
+)
+"""Methods of arrays, maps and sets that change the object they are called on."""
+OBJECT_WRITERS = frozenset(
+    {"Object.assign", "Object.defineProperty", "Object.defineProperties", "Reflect.set"}
+)
+"""Global functions that change the object passed as their first argument."""
+
+VOCABULARY = WalkVocabulary(receiver_writers=MUTATING_METHODS, argument_writers=OBJECT_WRITERS)
+"""The walk records these calls on module-level objects as ``mutate`` accesses."""
 
 META = RuleMeta(
     id="shared-state",
@@ -79,4 +106,4 @@ def check(analysis: Analysis) -> Iterator[Finding]:
         yield Finding(access.access, access.node, {"name": access.name}, access.handler)
 
 
-rule = Rule(META, check)
+rule = Rule(META, check, VOCABULARY)

@@ -1,0 +1,211 @@
+"""Calls: following helpers and callbacks with the caller's values and flow state.
+
+Contract: a call of a function the walk can see (`FunctionValue`) walks its
+body with the arguments bound to its parameters and continues with the
+state it returns; functions passed to unknown calls are walked as callbacks
+(possibly never run, possibly many times). `invoke` respects the budgets of
+`walk.limits`, recording an `AnalysisLimit` where it stops; a recursive call
+is not walked again, and is recorded as a ``recursion`` limit when the
+function it re-enters makes a mutation (which it could then repeat). Capabilities
+passed to code the walk cannot see are recorded as escaping; calls of globals
+in the rules' `WalkVocabulary` are recorded as `GlobalUse`.
+"""
+
+from __future__ import annotations
+
+import tree_sitter
+
+from keep_sdk.validator.facts import GlobalUse
+from keep_sdk.validator.fields import Field
+from keep_sdk.validator.scope import (
+    CTX,
+    FUNCTION_TYPES,
+    ConnectorValue,
+    CtxMethodValue,
+    FunctionValue,
+    GlobalRef,
+    OperationValue,
+    Scope,
+    Value,
+    is_capability,
+)
+from keep_sdk.validator.walk.dispatch import EXPRESSIONS
+from keep_sdk.validator.walk.flow import Flow, Frame, join
+from keep_sdk.validator.walk.limits import MAX_HELPER_DEPTH, STEP_BUDGET
+from keep_sdk.validator.walk.state import WalkState
+from keep_sdk.validator.walk.values import PromiseMethod
+
+__all__ = ["Calls"]
+
+Node = tree_sitter.Node
+
+
+class Calls(WalkState):
+    """Call and ``new`` handlers, and helper invocation."""
+
+    def arguments(self, node: Node) -> list[Node]:
+        last = node.named_child(node.named_child_count - 1) if node.named_child_count else None
+        arguments = last if last is not None and last.type == "arguments" else None
+        if arguments is None:
+            arguments = node.child_by_field_id(Field.ARGUMENTS)
+        if arguments is None or arguments.type != "arguments":
+            return []
+        return [a for a in arguments.named_children if a.type != "comment"]
+
+    def function_body(self, function: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        body = function.child_by_field_id(Field.BODY)
+        if body is None:
+            return None, state
+        if body.type != "statement_block":
+            return self.expr(body, scope, state)
+        end = self.block(body, scope, state)
+        frame = self.frame
+        exit_state = end
+        for returned in frame.returns:
+            exit_state = join(exit_state, returned)
+        values = frame.values
+        result = values[0] if values and all(v == values[0] for v in values) else None
+        return result, exit_state
+
+    def invoke(
+        self,
+        function: FunctionValue,
+        arguments: list[Value | None],
+        state: Flow,
+        call: Node,
+        *,
+        callback: bool = False,
+    ) -> tuple[Value | None, Flow]:
+        node = function.node
+        if node.id in self.active:
+            self.recursive_calls.setdefault(node.id, call)
+            return None, state
+        if len(self.frames) > MAX_HELPER_DEPTH:
+            self.limit(call, "helper-depth", MAX_HELPER_DEPTH)
+            return None, state
+        if self.steps > STEP_BUDGET:
+            self.limit(call, "steps", STEP_BUDGET)
+            return None, state
+        self.walked.add(node.id)
+        inside = self.handler.node.start_byte <= node.start_byte < self.handler.node.end_byte
+        if inside or not self.frames:
+            site = self.frame.site if self.frames else None
+            via = self.frame.via if self.frames else ()
+        else:
+            site = self.site(call)
+            via = (*self.frame.via, function.name or "function")
+        scope = Scope(parent=function.scope)
+        saved = (self.in_callback, self.pending_label, self.after_reported)
+        if callback:
+            self.in_callback = True
+        self.pending_label = None
+        self.frames.append(Frame(node, via, site))
+        self.active.add(node.id)
+        mutations = self.mutations
+        try:
+            entry = self.bind_parameters(node, arguments, scope, state)
+            value, end = self.function_body(node, scope, entry)
+            if self.recursive_calls:
+                recursive = self.recursive_calls.pop(node.id, None)
+                if recursive is not None and self.mutations > mutations:
+                    self.limit(recursive, "recursion", 1)
+        finally:
+            self.active.discard(node.id)
+            self.frames.pop()
+            self.in_callback, self.pending_label, self.after_reported = saved
+        if callback:
+            return None, join(state, end)
+        return value, end
+
+    def call_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        children = node.named_children
+        callee = children[0] if children else None
+        if callee is None or callee.type == "comment":
+            callee = node.child_by_field_id(Field.FUNCTION)
+        if callee is None:
+            return None, state
+        last = children[-1] if children else None
+        if last is not None and last.type == "arguments":
+            argument_nodes = [a for a in last.named_children if a.type != "comment"]
+        else:
+            argument_nodes = self.arguments(node)
+        if callee.type == "import":
+            for argument in argument_nodes:
+                _, state = self.expr(argument, scope, state)
+            return None, state
+        callee_value, state = self.expr(callee, scope, state)
+        if isinstance(callee_value, PromiseMethod):
+            return self.promise_continuation(callee_value, argument_nodes, scope, state, node)
+        if isinstance(callee_value, FunctionValue):
+            values: list[Value | None] = []
+            for argument in argument_nodes:
+                value, state = self.expr(argument, scope, state)
+                values.append(value)
+            return self.invoke(callee_value, values, state, node)
+        values = []
+        callbacks: list[FunctionValue] = []
+        escaping: list[tuple[Node, Value | None]] = []
+        for argument in argument_nodes:
+            value, state = self.expr(argument, scope, state)
+            values.append(value)
+            if isinstance(value, FunctionValue) and argument.type in FUNCTION_TYPES:
+                callbacks.append(value)
+            elif is_capability(value):
+                escaping.append((argument, value))
+        if isinstance(callee_value, OperationValue | CtxMethodValue):
+            return self.capability_call(node, callee_value, argument_nodes, values, state)
+        if isinstance(callee_value, ConnectorValue) or callee_value is CTX:
+            if isinstance(callee_value, ConnectorValue):
+                self.check_operation(callee_value.name, None, callee)
+            return None, state
+        if isinstance(callee_value, GlobalRef):
+            self.global_call(callee_value.path, node, argument_nodes, scope)
+        self.method_call_on_module_object(callee, scope)
+        if escaping and self.recording and not self.only_reads_arguments(callee_value):
+            for argument, value in escaping:
+                self.dynamic(argument, "escapes", self.describe(value))
+        for callback in callbacks:
+            _, state = self.invoke(callback, [], state, node, callback=True)
+        return None, state
+
+    def only_reads_arguments(self, value: Value | None) -> bool:
+        if not isinstance(value, GlobalRef):
+            return False
+        root, dot, _ = value.path.partition(".")
+        return bool(dot) and root in self.vocabulary.inspecting_globals
+
+    def global_call(self, path: str, node: Node, arguments: list[Node], scope: Scope) -> None:
+        vocabulary = self.vocabulary
+        kind = vocabulary.calls.get(path)
+        if kind is not None and self.recording:
+            self.analysis.globals.append(GlobalUse(node, path, kind, self.handler))
+        if path in vocabulary.argument_writers and arguments:
+            self.mutated_object(arguments[0], scope, node)
+
+    def new_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        constructor = node.child_by_field_id(Field.CONSTRUCTOR)
+        value: Value | None = None
+        if constructor is not None:
+            value, state = self.expr(constructor, scope, state)
+        argument_nodes = self.arguments(node)
+        if isinstance(value, GlobalRef) and not argument_nodes and self.recording:
+            kind = self.vocabulary.constructions.get(value.path)
+            if kind is not None:
+                name = f"new {value.path}()"
+                self.analysis.globals.append(GlobalUse(node, name, kind, self.handler))
+        is_promise = isinstance(value, GlobalRef) and value.path == "Promise"
+        for argument in argument_nodes:
+            argument_value, state = self.expr(argument, scope, state)
+            if isinstance(argument_value, FunctionValue) and argument.type in FUNCTION_TYPES:
+                if is_promise:
+                    _, state = self.invoke(argument_value, [], state, node)
+                else:
+                    _, state = self.invoke(argument_value, [], state, node, callback=True)
+            elif is_capability(argument_value) and self.recording:
+                self.dynamic(argument, "escapes", self.describe(argument_value))
+        return None, state
+
+
+EXPRESSIONS.update(
+    {"call_expression": Calls.call_expression, "new_expression": Calls.new_expression}
+)

@@ -1,0 +1,215 @@
+"""Expressions: evaluation to the values the analysis tracks, in evaluation order.
+
+Contract: `expr` returns the value of an expression (None when untracked)
+and the flow state after evaluating it; every expression type without a
+handler of its own evaluates its children in order. Short-circuit and
+conditional operators join the states of their branches. Reads of
+module-level state are recorded as `SharedStateAccess`, computed access to
+and spreading of capabilities as `DynamicCapability`.
+"""
+
+from __future__ import annotations
+
+import tree_sitter
+
+from keep_sdk.validator.fields import Field
+from keep_sdk.validator.scope import (
+    FunctionValue,
+    GlobalRef,
+    Scope,
+    StringValue,
+    Value,
+    is_capability,
+    string_literal,
+)
+from keep_sdk.validator.walk.dispatch import EXPRESSIONS
+from keep_sdk.validator.walk.flow import Flow, join
+from keep_sdk.validator.walk.state import WalkState
+
+__all__ = ["Expressions"]
+
+Node = tree_sitter.Node
+
+_PROPERTY_TYPES = frozenset({"property_identifier", "private_property_identifier"})
+
+
+class Expressions(WalkState):
+    """The expression handlers that evaluate values."""
+
+    def expr(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        self.steps += 1
+        handler = EXPRESSIONS.get(node.type)
+        if handler is not None:
+            return handler(self, node, scope, state)
+        value: Value | None = None
+        for child in node.named_children:
+            value, state = self.expr(child, scope, state)
+        return value, state
+
+    def nothing(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        return None, state
+
+    def passthrough(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        if node.named_child_count == 1:
+            only = node.named_child(0)
+            if only is not None and only.type != "comment":
+                return self.expr(only, scope, state)
+        value: Value | None = None
+        for child in node.named_children:
+            if child.type != "comment":
+                value, state = self.expr(child, scope, state)
+        return value, state
+
+    def string(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        text = string_literal(node, self.data)
+        return (StringValue(text) if text is not None else None), state
+
+    def template_string(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        constant = True
+        for child in node.named_children:
+            if child.type == "template_substitution":
+                constant = False
+                for inner in child.named_children:
+                    _, state = self.expr(inner, scope, state)
+        if constant:
+            text = string_literal(node, self.data)
+            return (StringValue(text) if text is not None else None), state
+        return None, state
+
+    def identifier(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        name = self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        binding = scope.lookup(name)
+        if binding is None:
+            return GlobalRef(name), state
+        if binding.module and self.is_state_binding(binding):
+            self.shared(node, name, "read", binding)
+        return binding.value, state
+
+    def function_literal(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        function = FunctionValue(node, scope)
+        if node.id not in self.walked:
+            self.created.setdefault(node.id, function)
+        return function, state
+
+    def member_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        chain: list[tuple[Node, Node]] = []
+        current: Node | None = node
+        while current is not None and current.type == "member_expression":
+            children = current.named_children
+            obj = children[0] if children else None
+            prop = children[-1] if len(children) > 1 else None
+            if prop is None or prop.type not in _PROPERTY_TYPES or obj is None:
+                obj = current.child_by_field_id(Field.OBJECT)
+                prop = current.child_by_field_id(Field.PROPERTY)
+            if obj is None or prop is None:
+                return None, state
+            chain.append((current, prop))
+            current = obj
+        if current is None:
+            return None, state
+        value, state = self.expr(current, scope, state)
+        data = self.data
+        for member, prop in reversed(chain):
+            if value is None:
+                return None, state
+            name = data[prop.start_byte : prop.end_byte].decode("utf-8", "replace")
+            value = self.member(value, name, member)
+        return value, state
+
+    def subscript_expression(
+        self, node: Node, scope: Scope, state: Flow
+    ) -> tuple[Value | None, Flow]:
+        obj = node.child_by_field_id(Field.OBJECT)
+        index = node.child_by_field_id(Field.INDEX)
+        if obj is None or index is None:
+            return None, state
+        value, state = self.expr(obj, scope, state)
+        key = string_literal(index, self.data)
+        if key is None and index.type == "number":
+            key = self.text(index)
+        if key is not None:
+            return self.member(value, key, node), state
+        _, state = self.expr(index, scope, state)
+        if is_capability(value) and self.recording:
+            self.dynamic(node, "computed", self.describe(value))
+        return None, state
+
+    def spread_element(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        value, state = self.passthrough(node, scope, state)
+        if is_capability(value) and self.recording:
+            self.dynamic(node, "escapes", self.describe(value))
+        return None, state
+
+    def binary_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        left = node.child_by_field_id(Field.LEFT)
+        right = node.child_by_field_id(Field.RIGHT)
+        operator = node.child_by_field_id(Field.OPERATOR)
+        if left is not None:
+            _, state = self.expr(left, scope, state)
+        if right is None:
+            return None, state
+        if operator is not None and operator.type in ("&&", "||", "??"):
+            _, right_state = self.expr(right, scope, state)
+            return None, join(state, right_state)
+        _, state = self.expr(right, scope, state)
+        return None, state
+
+    def ternary_expression(
+        self, node: Node, scope: Scope, state: Flow
+    ) -> tuple[Value | None, Flow]:
+        condition = node.child_by_field_id(Field.CONDITION)
+        if condition is not None:
+            _, state = self.expr(condition, scope, state)
+        results: list[Value | None] = []
+        end: Flow = None
+        for field_name in ("consequence", "alternative"):
+            branch = node.child_by_field_name(field_name)
+            if branch is None:
+                continue
+            value, branch_state = self.expr(branch, scope, state)
+            results.append(value)
+            end = join(end, branch_state)
+        same = results and all(r == results[0] for r in results)
+        return (results[0] if same else None), end
+
+    def unary_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        operator = node.child_by_field_id(Field.OPERATOR)
+        argument = node.child_by_field_id(Field.ARGUMENT)
+        if argument is None:
+            return None, state
+        if operator is not None and operator.type == "delete":
+            self.write_target(argument, None, scope, state)
+            return None, state
+        _, state = self.expr(argument, scope, state)
+        return None, state
+
+
+EXPRESSIONS.update(
+    {
+        "identifier": Expressions.identifier,
+        "member_expression": Expressions.member_expression,
+        "subscript_expression": Expressions.subscript_expression,
+        "await_expression": Expressions.passthrough,
+        "parenthesized_expression": Expressions.passthrough,
+        "unary_expression": Expressions.unary_expression,
+        "binary_expression": Expressions.binary_expression,
+        "ternary_expression": Expressions.ternary_expression,
+        "string": Expressions.string,
+        "template_string": Expressions.template_string,
+        "arrow_function": Expressions.function_literal,
+        "function_expression": Expressions.function_literal,
+        "function": Expressions.function_literal,
+        "generator_function": Expressions.function_literal,
+        "spread_element": Expressions.spread_element,
+        "class": Expressions.nothing,
+        "number": Expressions.nothing,
+        "regex": Expressions.nothing,
+        "true": Expressions.nothing,
+        "false": Expressions.nothing,
+        "null": Expressions.nothing,
+        "undefined": Expressions.nothing,
+        "this": Expressions.nothing,
+        "super": Expressions.nothing,
+        "comment": Expressions.nothing,
+    }
+)
