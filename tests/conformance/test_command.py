@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from keep_sdk.cli import cli
 from keep_sdk.conformance.command import _without_password, run_store_suite
 
 
+@pytest.mark.slow  # 4-5 s on an idle machine: the Lease area, racing processes included
 def test_conformance_prints_a_json_report_per_area(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/keep.db"
     result = CliRunner().invoke(cli, ["conformance", "--store", url, "-k", "lease", "--json"])
