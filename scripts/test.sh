@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Set up .venv and run the whole test suite. PostgreSQL tests start their own
-# throwaway server (the PostgreSQL binaries must be installed; see README).
+# Set up .venv and run the whole test suite, tests marked `slow` included (CI
+# runs this). PostgreSQL tests start their own throwaway server (the PostgreSQL
+# binaries must be installed; see README). Arguments go to pytest: the fast
+# subset is `bash scripts/test.sh -m "not slow"`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -13,6 +13,7 @@ from keep_sdk.conformance.store_suite import _without_password, run_store_suite
 from keep_sdk.errors import ConfigurationError
 
 
+@pytest.mark.slow  # 4-5 s on an idle machine: the Lease area, racing processes included
 def test_conformance_prints_a_json_report_per_area(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/keep.db"
     result = CliRunner().invoke(cli, ["conformance", "--store", url, "-k", "lease", "--json"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -262,17 +261,53 @@ def test_activities_describe_what_happened_in_the_users_terms(env: Env) -> None:
 
 
 def test_the_heartbeat_thread_keeps_a_lease_alive_past_its_ttl(tmp_path: Path) -> None:
-    store = open_store(f"sqlite:///{tmp_path / 'keep.db'}")
-    keeper = LeaseKeeper(store, "w", ttl=dt.timedelta(seconds=0.3))
+    """On a manual clock: the thread's beats, not the wall clock, decide whether the lease lives.
+
+    The clock moves only between beats the test has waited for, so a loaded
+    machine makes the test slower, never wrong.
+    """
+    clock = ManualClock()
+    store = open_store(f"sqlite:///{tmp_path / 'keep.db'}", clock=clock)
+    beats = threading.Condition()
+    beaten = 0
+    heartbeat = store.heartbeat_lease
+
+    def counting(lease: Lease, *, ttl: dt.timedelta) -> Lease:
+        nonlocal beaten
+        try:
+            return heartbeat(lease, ttl=ttl)
+        finally:
+            with beats:
+                beaten += 1
+                beats.notify_all()
+
+    def two_more_beats() -> None:
+        """Wait until a beat has started and ended after this call (the second one has)."""
+        with beats:
+            target = beaten + 2
+            assert beats.wait_for(lambda: beaten >= target, timeout=60), "the thread stopped"
+
+    store.heartbeat_lease = counting  # type: ignore[method-assign]
+    ttl = dt.timedelta(seconds=10)
+    keeper = LeaseKeeper(store, "w", ttl=ttl, clock=clock)
     first = keeper.claim("wf")
     assert first is not None
-    with keeper.heartbeats(0.05):
-        time.sleep(0.6)
+    with keeper.heartbeats(0.01):
+        for _ in range(3):
+            clock.advance(6)
+            two_more_beats()
         lease = store.get_lease("wf")
         assert lease is not None
         assert lease.owner == "w"
-        assert not lease.expired(dt.datetime.now(dt.UTC))
+        assert clock() > first.expires_at
+        assert not lease.expired(clock())
         assert lease.expires_at > first.expires_at
+    assert keeper.held == ["wf"]
+    clock.advance(ttl.total_seconds())
+    taken = LeaseKeeper(store, "other", ttl=ttl, clock=clock).claim("wf")
+    assert taken is not None
+    assert taken.owner == "other"
+    assert keeper.heartbeat() == ["wf"]
     store.close()
 
 

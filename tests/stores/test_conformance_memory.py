@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from keep_sdk.conformance import ManualClock, StoreConformance
-from keep_sdk.stores import MemoryStore
+from keep_sdk.stores import MemoryStore, Store
 
 
 class TestMemoryStore(StoreConformance):
@@ -18,3 +18,10 @@ class TestMemoryStore(StoreConformance):
         store = MemoryStore(clock=clock)
         yield store
         store.close()
+
+    @pytest.mark.slow
+    def test_peek_cost_does_not_grow_with_consumed_events(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        """The suite's test, marked slow: it loads a backlog of 100,000 events."""
+        super().test_peek_cost_does_not_grow_with_consumed_events(store, clock)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from keep_sdk.conformance import ManualClock, StoreConformance
-from keep_sdk.stores import SqlStore
+from keep_sdk.stores import SqlStore, Store
 
 
 class TestSqliteStore(StoreConformance):
@@ -26,6 +26,13 @@ class TestSqliteStore(StoreConformance):
         yield store
         store.close()
 
+    @pytest.mark.slow
+    def test_peek_cost_does_not_grow_with_consumed_events(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        """The suite's test, marked slow: it loads a backlog of 100,000 events."""
+        super().test_peek_cost_does_not_grow_with_consumed_events(store, clock)
+
 
 @pytest.mark.postgres
 class TestPostgresStore(StoreConformance):
@@ -42,3 +49,10 @@ class TestPostgresStore(StoreConformance):
         store = SqlStore(store_url, clock=clock)
         yield store
         store.close()
+
+    @pytest.mark.slow
+    def test_peek_cost_does_not_grow_with_consumed_events(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        """The suite's test, marked slow: it loads a backlog of 100,000 events."""
+        super().test_peek_cost_does_not_grow_with_consumed_events(store, clock)

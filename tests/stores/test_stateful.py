@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -170,4 +171,5 @@ class MemoryAgreesWithSqlite(RuleBasedStateMachine):
 MemoryAgreesWithSqlite.TestCase.settings = settings(
     max_examples=25, stateful_step_count=25, deadline=None
 )
-TestMemoryAgreesWithSqlite = MemoryAgreesWithSqlite.TestCase
+# Slow (4 s on an idle machine): 25 sequences of 25 steps, each against a fresh SQLite file.
+TestMemoryAgreesWithSqlite = pytest.mark.slow(MemoryAgreesWithSqlite.TestCase)

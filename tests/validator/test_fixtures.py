@@ -21,7 +21,7 @@ from keep_sdk.validator.source import SourceText
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "workflows"
 VALID = sorted((FIXTURES / "valid").glob("*.js"))
 INVALID = sorted((FIXTURES / "invalid").glob("*.js"))
-SPEC = Path(__file__).parents[3] / "shared" / "spec"
+SPEC = Path(__file__).parents[2] / "fixtures" / "spec"
 EXPECT = re.compile(r"//\s*expect:\s*([a-z0-9, -]+)$")
 POST_ES2017 = re.compile(r"\?\.|\?\?|\.\.\.\s*[a-zA-Z_$]+\s*[},]|\bfor\s+await\b|#[a-zA-Z_]")
 
@@ -65,12 +65,8 @@ def test_every_rule_has_an_invalid_fixture() -> None:
 
 
 def spec_examples() -> list[tuple[str, str]]:
-    examples = []
-    for chapter in sorted(SPEC.glob("*.txt")):
-        for index, block in enumerate(re.findall(r"```js\n(.*?)```", chapter.read_text(), re.S)):
-            if "export default Keep.workflow" in block:
-                examples.append((f"{chapter.stem}-{index}", block))
-    return examples
+    """The specification's workflow examples, copied into fixtures/spec (see its README)."""
+    return [(path.stem, path.read_text()) for path in sorted(SPEC.glob("*.js"))]
 
 
 @pytest.mark.parametrize(("name", "source"), spec_examples(), ids=lambda v: str(v)[:40])
