@@ -271,6 +271,7 @@ class Store(Protocol):
         resume_at: dt.datetime | None = None,
         release_reservations: bool = False,
         logs: Sequence[str] = (),
+        permission: str | None = None,
     ) -> RunRecord:
         """Pause, fail, crash or resume a run; the phase never changes.
 
@@ -278,6 +279,12 @@ class Store(Protocol):
         committed) cannot change. With `release_reservations`, the events the
         run holds become pending again with attempt + 1; refused with
         `MutationConflict` once its mutation may have happened.
+
+        Two facts travel with the run as fields: every call with status
+        ``paused:transient`` adds one to `RunRecord.transient_failures` (never
+        reset; a retry run starts at 0), and every call sets
+        `RunRecord.waiting_permission` to `permission` (the permission a
+        ``paused:approval`` run waits for; None clears it, as on resume).
         """
         ...
 
