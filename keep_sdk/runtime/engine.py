@@ -87,7 +87,8 @@ if TYPE_CHECKING:
 __all__ = ["Runtime"]
 
 TRANSIENT_MARK = "host: transient failure "
-"""Prefix of the run log line recording each transient failure; its count sets the backoff."""
+"""Prefix of the run log line written for each transient failure, for people reading the log;
+the backoff counts `RunRecord.transient_failures`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -532,7 +533,7 @@ class Runtime:
         entry = self.store.ledger_entry_for_run(run.id)
         error, resume_at = str(exc), None
         if kind is FailureKind.TRANSIENT:
-            attempt = 1 + sum(line.startswith(TRANSIENT_MARK) for line in run.logs)
+            attempt = 1 + run.transient_failures
             limit = self.policy.backoff.max_attempts
             if limit is not None and attempt > limit:
                 kind = FailureKind.INTERNAL
@@ -560,6 +561,7 @@ class Runtime:
             failure=kind,
             resume_at=resume_at,
             release_reservations=decision.release_reservations and run.kind is HandlerKind.CONSUMER,
+            permission=exc.permission if isinstance(exc, PermissionDenied) else None,
         )
         if decision.escalate and isinstance(exc, PermissionDenied):
             self.observer.escalated(
@@ -595,6 +597,7 @@ class Runtime:
         failure: FailureKind,
         resume_at: dt.datetime | None = None,
         release_reservations: bool = False,
+        permission: str | None = None,
     ) -> RunRecord:
         """Move an active run to `status`, saving the logs its phases captured."""
         return self.observer.run(
@@ -606,6 +609,7 @@ class Runtime:
                 resume_at=resume_at,
                 logs=self._logs.pop(run.id, []),
                 release_reservations=release_reservations,
+                permission=permission,
             )
         )
 

@@ -6,6 +6,14 @@ queries the scheduler and CLI need); `MemoryStore` is the reference,
 URL scheme, including schemes plugins register.
 """
 
+from keep_sdk.stores._changes import (
+    ChangeListener,
+    LedgerChange,
+    RunChange,
+    StoreChange,
+    SupportsChangeListeners,
+)
+from keep_sdk.stores._commit import TransactionalStore
 from keep_sdk.stores._models import (
     UNCHANGED,
     AuditEntry,
@@ -33,29 +41,39 @@ from keep_sdk.stores._protocol import (
     SupportsPeekCost,
     utc_now,
 )
+from keep_sdk.stores._transaction import Transaction
+from keep_sdk.stores.faults import FaultPoint
 from keep_sdk.stores.memory import MemoryStore
 from keep_sdk.stores.sql import SqlStore
 
 __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "AuditEntry",
+    "ChangeListener",
     "Clock",
     "ConsumerWake",
     "DEFAULT_STORE_URL",
     "FaultHook",
+    "FaultPoint",
     "HandlerRecord",
     "HandlerSpec",
     "Lease",
+    "LedgerChange",
     "MemoryStore",
     "Publication",
     "PublishOutcome",
     "PublishResult",
     "Resolution",
+    "RunChange",
     "RunCommit",
     "SqlStore",
     "Store",
+    "StoreChange",
     "SupportsBulkLoad",
+    "SupportsChangeListeners",
     "SupportsFaultInjection",
     "SupportsPeekCost",
+    "Transaction",
+    "TransactionalStore",
     "UNCHANGED",
     "Unchanged",
     "WakeReason",

@@ -15,11 +15,8 @@ and return True. A transaction opened with ``write=False`` is only read.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Iterable, Sequence
 from typing import Protocol
-
-from pydantic import JsonValue
 
 from keep_sdk.model import Event, LedgerEntry, RunRecord
 from keep_sdk.stores._models import (
@@ -163,17 +160,9 @@ class Transaction(Protocol):
 
     # Audit
 
-    def append_audit(
-        self,
-        *,
-        at: dt.datetime,
-        actor: str,
-        action: str,
-        target: str,
-        workflow: str | None,
-        detail: JsonValue,
-    ) -> AuditEntry:
-        """Append an audit entry with the next seq (increasing, starting at 1); return it."""
+    def append_audit(self, entry: AuditEntry) -> AuditEntry:
+        """Append `entry` under the next seq (increasing from 1) in place of its own; return
+        it as stored."""
         ...
 
     def audit_entries(self, after_seq: int) -> Iterable[AuditEntry]:

@@ -12,13 +12,10 @@ them too.
 from __future__ import annotations
 
 import bisect
-import datetime as dt
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
-
-from pydantic import JsonValue
 
 from keep_sdk.errors import MutationConflict
 from keep_sdk.model import Event, EventStatus, LedgerEntry, RunRecord, RunStatus
@@ -126,7 +123,7 @@ class _MemoryTransaction(Transaction):
 
     def __init__(self, tables: _Tables) -> None:
         self._t = tables
-        self._undo: list[Callable[[], None]] = []
+        self._undo: list[Callable[[], object]] = []
 
     def rollback(self) -> None:
         for undo in reversed(self._undo):
@@ -272,28 +269,11 @@ class _MemoryTransaction(Transaction):
 
     # Audit
 
-    def append_audit(
-        self,
-        *,
-        at: dt.datetime,
-        actor: str,
-        action: str,
-        target: str,
-        workflow: str | None,
-        detail: JsonValue,
-    ) -> AuditEntry:
-        entry = AuditEntry(
-            seq=len(self._t.audit) + 1,
-            at=at,
-            actor=actor,
-            action=action,
-            workflow=workflow,
-            target=target,
-            detail=detail,
-        )
-        self._t.audit.append(entry)
+    def append_audit(self, entry: AuditEntry) -> AuditEntry:
+        stored = entry.model_copy(update={"seq": len(self._t.audit) + 1})
+        self._t.audit.append(stored)
         self._undo.append(self._t.audit.pop)
-        return entry
+        return stored
 
     def audit_entries(self, after_seq: int) -> Iterable[AuditEntry]:
         return self._t.audit[after_seq:]

@@ -42,7 +42,7 @@ class StoreCore(ABC):
 
     def remove_listener(self, listener: ChangeListener) -> None:
         """See `SupportsChangeListeners.remove_listener`."""
-        self._listeners = tuple(x for x in self._listeners if x is not listener)
+        self._listeners = tuple(x for x in self._listeners if x != listener)
 
     def _fault(self, point: FaultPoint) -> None:
         if self.fault_hook is not None:

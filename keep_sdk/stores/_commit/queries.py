@@ -36,13 +36,13 @@ from keep_sdk.stores._models import (
 )
 from keep_sdk.stores._transaction import Transaction
 
-__all__ = ["Queries"]
+__all__ = ["Queries", "consumer_wake"]
 
 _Row = TypeVar("_Row")
 
 
 def _first(found: Iterable[_Row], limit: int | None) -> list[_Row]:
-    rows = []
+    rows: list[_Row] = []
     for row in found:
         if limit is not None and len(rows) >= limit:
             break
@@ -190,17 +190,10 @@ class Queries(StoreCore):
         wakes = []
         with self._read() as tx:
             for h in _current(tx, HandlerKind.CONSUMER):
-                if any(tx.pending_events(h.workflow, t, 1) for t in h.subscribe):
-                    reason = WakeReason.PENDING_EVENTS
-                elif h.wake_at is not None and h.wake_at <= at:
-                    reason = WakeReason.WAKE_AT
-                else:
-                    continue
-                wakes.append(
-                    ConsumerWake(
-                        workflow=h.workflow, handler=h.name, reason=reason, wake_at=h.wake_at
-                    )
-                )
+                pending = any(tx.pending_events(h.workflow, t, 1) for t in h.subscribe)
+                wake = consumer_wake(h.workflow, h.name, h.wake_at, pending=pending, now=at)
+                if wake is not None:
+                    wakes.append(wake)
         return wakes
 
     def audit_log(
@@ -230,3 +223,16 @@ def _current(tx: Transaction, kind: HandlerKind) -> list[HandlerRecord]:
     live = {w.name: w.version for w in tx.workflows() if not w.paused}
     found = [h for h in tx.handlers() if h.kind is kind and live.get(h.workflow) == h.version]
     return sorted(found, key=lambda h: (h.workflow, h.name))
+
+
+def consumer_wake(
+    workflow: str, handler: str, wake_at: dt.datetime | None, *, pending: bool, now: dt.datetime
+) -> ConsumerWake | None:
+    """Why the consumer should run at `now` (pending events first), or None."""
+    if pending:
+        reason = WakeReason.PENDING_EVENTS
+    elif wake_at is not None and wake_at <= now:
+        reason = WakeReason.WAKE_AT
+    else:
+        return None
+    return ConsumerWake(workflow=workflow, handler=handler, reason=reason, wake_at=wake_at)

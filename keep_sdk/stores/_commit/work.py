@@ -130,7 +130,15 @@ class Work:
     def audit(
         self, *, actor: str, action: str, target: str, workflow: str | None, detail: JsonValue
     ) -> AuditEntry:
-        """Append an audit entry stamped `now`."""
+        """Append an audit entry stamped `now` (the transaction assigns its seq)."""
         return self.tx.append_audit(
-            at=self.now, actor=actor, action=action, target=target, workflow=workflow, detail=detail
+            AuditEntry(
+                seq=1,
+                at=self.now,
+                actor=actor,
+                action=action,
+                workflow=workflow,
+                target=target,
+                detail=detail,
+            )
         )
