@@ -19,6 +19,8 @@ from keep_sdk.stores._models import AuditEntry, HandlerRecord, WorkflowRecord
 from keep_sdk.stores._transaction import Transaction
 from keep_sdk.stores.faults import FaultPoint
 
+Row = RunRecord | LedgerEntry
+
 __all__ = [
     "Work",
     "require_entry",
@@ -78,23 +80,26 @@ class Work:
         self.tx = tx
         self.now = now
         self.fault = fault
-        self._changes: dict[str, StoreChange] = {}
+        self._written: dict[str, tuple[Row | None, Row]] = {}
 
     def changes(self) -> list[StoreChange]:
         """Each run and ledger entry written, once, from its first `before` to its last
         `after`, in the order first written."""
-        return list(self._changes.values())
+        return [
+            RunChange(before=before, after=after)
+            if isinstance(after, RunRecord)
+            else LedgerChange(before=before, after=after)
+            for before, after in self._written.values()
+        ]
 
-    def _record(self, key: str, change: StoreChange) -> None:
-        first = self._changes.get(key)
-        if first is not None:
-            change = change.model_copy(update={"before": first.before})
-        self._changes[key] = change
+    def _record(self, key: str, before: Row | None, after: Row) -> None:
+        first = self._written.get(key)
+        self._written[key] = (first[0] if first else before, after)
 
     def insert_run(self, run: RunRecord) -> RunRecord:
         """Add a new run."""
         self.tx.insert_run(run)
-        self._record(f"run:{run.id}", RunChange(before=None, after=run))
+        self._record(f"run:{run.id}", None, run)
         return run
 
     def update_run(self, before: RunRecord, after: RunRecord) -> RunRecord:
@@ -103,13 +108,13 @@ class Work:
             raise StoreConflict(
                 f"run {before.id} changed while this commit point ran; read it again and retry"
             )
-        self._record(f"run:{after.id}", RunChange(before=before, after=after))
+        self._record(f"run:{after.id}", before, after)
         return after
 
     def insert_entry(self, entry: LedgerEntry) -> LedgerEntry:
         """Add a new ledger entry."""
         self.tx.insert_ledger_entry(entry)
-        self._record(f"ledger:{entry.id}", LedgerChange(before=None, after=entry))
+        self._record(f"ledger:{entry.id}", None, entry)
         return entry
 
     def update_entry(self, before: LedgerEntry, after: LedgerEntry) -> LedgerEntry:
@@ -118,7 +123,7 @@ class Work:
             raise MutationConflict(
                 f"ledger entry {before.id} changed while this commit point ran; read it again"
             )
-        self._record(f"ledger:{after.id}", LedgerChange(before=before, after=after))
+        self._record(f"ledger:{after.id}", before, after)
         return after
 
     def update_event(self, before: Event, after: Event, conflict: StoreConflict) -> Event:

@@ -13,6 +13,7 @@ from sqlalchemy import (
     Insert,
     Select,
     Update,
+    and_,
     bindparam,
     insert,
     literal_column,
@@ -36,6 +37,7 @@ __all__ = [
     "RESERVED",
     "RESERVED_BY_RUN",
     "RUN_BY_ID",
+    "WORKFLOWS",
     "WORKFLOW_BY_NAME",
     "WRITE_ENTRY",
     "WRITE_EVENT",
@@ -77,13 +79,34 @@ PENDING = t.events.c.status == literal_column("'pending'")
 """Events that are pending, as a literal so databases match the partial pending index."""
 RESERVED = t.events.c.status == literal_column("'reserved'")
 
-WORKFLOW_BY_NAME = _lookup(select(t.workflows).where(t.workflows.c.name == bindparam("key_name")))
-HANDLER_BY_KEY = _lookup(
-    select(t.handlers).where(
+_WORKFLOW_WITH_GRANTS = (
+    select(t.workflows, t.grants.c.permission)
+    .outerjoin(t.grants, t.grants.c.workflow == t.workflows.c.name)
+    .order_by(t.workflows.c.name, t.grants.c.permission)
+)
+WORKFLOWS = _WORKFLOW_WITH_GRANTS
+"""Every workflow row, once per grant (permission None without grants), by name."""
+_ONE_WORKFLOW = _WORKFLOW_WITH_GRANTS.where(t.workflows.c.name == bindparam("key_name"))
+WORKFLOW_BY_NAME = (_ONE_WORKFLOW, _ONE_WORKFLOW.with_for_update(of=t.workflows))
+"""A workflow row once per grant, plain or locking the workflow row."""
+
+_ONE_HANDLER = (
+    select(t.handlers, t.subscriptions.c.topic)
+    .outerjoin(
+        t.subscriptions,
+        and_(
+            t.subscriptions.c.workflow == t.handlers.c.workflow,
+            t.subscriptions.c.handler == t.handlers.c.name,
+        ),
+    )
+    .where(
         t.handlers.c.workflow == bindparam("key_workflow"),
         t.handlers.c.name == bindparam("key_name"),
     )
+    .order_by(t.subscriptions.c.topic)
 )
+HANDLER_BY_KEY = (_ONE_HANDLER, _ONE_HANDLER.with_for_update(of=t.handlers))
+"""A handler row once per subscribed topic (topic None without any), plain or locking it."""
 EVENT_BY_ID = _lookup(select(t.events).where(t.events.c.id == bindparam("key_id")))
 
 ACTIVE_RUN = select(t.runs.c.id).where(

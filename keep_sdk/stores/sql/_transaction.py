@@ -55,27 +55,11 @@ class SqlTransaction(Transaction):
 
     def workflow(self, name: str, *, lock: bool = False) -> WorkflowRecord | None:
         query = q.WORKFLOW_BY_NAME[1 if lock and self._lock else 0]
-        row = self.conn.execute(query, {"key_name": name}).first()
-        return self._workflow(row) if row is not None else None
-
-    def _workflow(self, row: Any) -> WorkflowRecord:
-        permissions = self.conn.execute(
-            select(t.grants.c.permission)
-            .where(t.grants.c.workflow == row.name)
-            .order_by(t.grants.c.permission)
-        ).scalars()
-        return WorkflowRecord(
-            name=row.name,
-            version=row.version,
-            paused=row.paused,
-            grants=list(permissions),
-            created_at=row.created_at,
-            updated_at=row.updated_at,
-        )
+        found = _workflows(self.conn.execute(query, {"key_name": name}).all())
+        return found[0] if found else None
 
     def workflows(self) -> Iterable[WorkflowRecord]:
-        found = self.conn.execute(select(t.workflows).order_by(t.workflows.c.name)).all()
-        return [self._workflow(row) for row in found]
+        return _workflows(self.conn.execute(q.WORKFLOWS).all())
 
     def insert_workflow(self, record: WorkflowRecord) -> None:
         self.conn.execute(insert(t.workflows).values(**record.model_dump(exclude={"grants"})))
@@ -129,17 +113,12 @@ class SqlTransaction(Transaction):
     # Handlers
 
     def handler(self, workflow: str, name: str) -> HandlerRecord | None:
-        row = self.conn.execute(
+        found = self.conn.execute(
             self._pick(q.HANDLER_BY_KEY), {"key_workflow": workflow, "key_name": name}
-        ).first()
-        if row is None:
+        ).all()
+        if not found:
             return None
-        topics = self.conn.execute(
-            select(t.subscriptions.c.topic)
-            .where(t.subscriptions.c.workflow == workflow, t.subscriptions.c.handler == name)
-            .order_by(t.subscriptions.c.topic)
-        ).scalars()
-        return _handler(row, list(topics))
+        return _handler(found[0], [r.topic for r in found if r.topic is not None])
 
     def handlers(self, workflow: str | None = None) -> Iterable[HandlerRecord]:
         conditions = [] if workflow is None else [t.handlers.c.workflow == workflow]
@@ -349,6 +328,28 @@ class SqlTransaction(Transaction):
             .values(**after.model_dump(exclude={"workflow"}))
         )
         return done.rowcount == 1
+
+
+def _workflows(found: Sequence[Any]) -> list[WorkflowRecord]:
+    """Workflow records from rows of workflows joined with their grants (one per grant)."""
+    grants: dict[str, list[str]] = {}
+    first: dict[str, Any] = {}
+    for row in found:
+        first.setdefault(row.name, row)
+        permissions = grants.setdefault(row.name, [])
+        if row.permission is not None:
+            permissions.append(row.permission)
+    return [
+        WorkflowRecord(
+            name=row.name,
+            version=row.version,
+            paused=row.paused,
+            grants=grants[name],
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+        )
+        for name, row in first.items()
+    ]
 
 
 def _handler(row: Any, subscribe: list[str]) -> HandlerRecord:
