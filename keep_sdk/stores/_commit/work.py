@@ -19,8 +19,6 @@ from keep_sdk.stores._models import AuditEntry, HandlerRecord, WorkflowRecord
 from keep_sdk.stores._transaction import Transaction
 from keep_sdk.stores.faults import FaultPoint
 
-Row = RunRecord | LedgerEntry
-
 __all__ = [
     "Work",
     "require_entry",
@@ -29,6 +27,8 @@ __all__ = [
     "require_run",
     "require_workflow",
 ]
+
+_Row = RunRecord | LedgerEntry
 
 
 def require_workflow(tx: Transaction, name: str, *, lock: bool = False) -> WorkflowRecord:
@@ -80,7 +80,7 @@ class Work:
         self.tx = tx
         self.now = now
         self.fault = fault
-        self._written: dict[str, tuple[Row | None, Row]] = {}
+        self._written: dict[str, tuple[_Row | None, _Row]] = {}
 
     def changes(self) -> list[StoreChange]:
         """Each run and ledger entry written, once, from its first `before` to its last
@@ -92,7 +92,7 @@ class Work:
             for before, after in self._written.values()
         ]
 
-    def _record(self, key: str, before: Row | None, after: Row) -> None:
+    def _record(self, key: str, before: _Row | None, after: _Row) -> None:
         first = self._written.get(key)
         self._written[key] = (first[0] if first else before, after)
 

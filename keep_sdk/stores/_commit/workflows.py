@@ -15,7 +15,14 @@ from keep_sdk.stores._commit.work import Work, require_handler, require_workflow
 from keep_sdk.stores._models import HandlerRecord, HandlerSpec, WorkflowRecord, WorkflowVersion
 from keep_sdk.stores.faults import FaultPoint
 
-__all__ = ["WorkflowPoints"]
+__all__ = ["WorkflowPoints", "update_handler"]
+
+_PERSON_FAULTS = {
+    "pause": FaultPoint.PAUSE_WORKFLOW,
+    "resume": FaultPoint.RESUME_WORKFLOW,
+    "grant": FaultPoint.GRANT_WORKFLOW,
+    "revoke": FaultPoint.REVOKE_WORKFLOW,
+}
 
 
 class WorkflowPoints(StoreCore):
@@ -59,18 +66,16 @@ class WorkflowPoints(StoreCore):
 
     def pause_workflow(self, name: str, *, actor: str, reason: str | None = None) -> WorkflowRecord:
         return self._person_change(
-            name, FaultPoint.PAUSE_WORKFLOW, actor, {"reason": reason}, lambda wf: {"paused": True}
+            name, "pause", actor, {"reason": reason}, lambda wf: {"paused": True}
         )
 
     def resume_workflow(self, name: str, *, actor: str) -> WorkflowRecord:
-        return self._person_change(
-            name, FaultPoint.RESUME_WORKFLOW, actor, None, lambda wf: {"paused": False}
-        )
+        return self._person_change(name, "resume", actor, None, lambda wf: {"paused": False})
 
     def grant_permission(self, name: str, permission: str, *, actor: str) -> WorkflowRecord:
         return self._person_change(
             name,
-            FaultPoint.GRANT_WORKFLOW,
+            "grant",
             actor,
             {"permission": permission},
             lambda wf: {"grants": sorted({*wf.grants, permission})},
@@ -82,24 +87,22 @@ class WorkflowPoints(StoreCore):
                 raise NotFound(f"workflow {name!r} was never granted {permission!r}")
             return {"grants": [g for g in wf.grants if g != permission]}
 
-        return self._person_change(
-            name, FaultPoint.REVOKE_WORKFLOW, actor, {"permission": permission}, revoked
-        )
+        return self._person_change(name, "revoke", actor, {"permission": permission}, revoked)
 
     def _person_change(
         self,
         name: str,
-        point: FaultPoint,
+        action: str,
         actor: str,
         detail: JsonValue,
         change: Callable[[WorkflowRecord], dict[str, Any]],
     ) -> WorkflowRecord:
-        action = point.value.split(".", 1)[0]
+        """Apply a person's `action` to the workflow and audit it."""
         with self._commit() as w:
             wf = require_workflow(w.tx, name, lock=True)
             updated = wf.model_copy(update={**change(wf), "updated_at": w.now})
             w.tx.update_workflow(wf, updated)
-            w.fault(point)
+            w.fault(_PERSON_FAULTS[action])
             w.audit(actor=actor, action=action, target=name, workflow=name, detail=detail)
             return updated
 
