@@ -126,8 +126,13 @@ class _MemoryTransaction(Transaction):
         self._undo: list[Callable[[], object]] = []
 
     def rollback(self) -> None:
+        """Write back every old value, newest first."""
         for undo in reversed(self._undo):
             undo()
+        self._undo.clear()
+
+    def commit(self) -> None:
+        """Keep the writes; drop the undo log (and the references it holds)."""
         self._undo.clear()
 
     def _put(self, table: dict[_K, _V], key: _K, value: _V) -> None:
@@ -321,6 +326,7 @@ class MemoryStore(TransactionalStore):
             except BaseException:
                 tx.rollback()
                 raise
+            tx.commit()
 
     def close(self) -> None:
         with self._lock:
