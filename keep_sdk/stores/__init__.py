@@ -1,9 +1,12 @@
 """Stores: durable topics, runs, handler state, the mutation ledger, audit log and leases.
 
 `Store` is the protocol (the commit points of the execution model plus the
-queries the scheduler and CLI need); `MemoryStore` is the reference,
-`SqlStore` keeps data in SQLite or PostgreSQL; `open_store(url)` picks one by
-URL scheme, including schemes plugins register.
+queries the scheduler and CLI need). `TransactionalStore` implements all of it
+once over the small `Transaction` protocol of row reads and writes;
+`MemoryStore` (the reference) and `SqlStore` (SQLite or PostgreSQL) implement
+only that. `open_store(url)` picks a store by URL scheme, including schemes
+plugins register. Stores report committed run and ledger changes to listeners
+(`SupportsChangeListeners`); `FaultPoint` names where they call a fault hook.
 """
 
 from keep_sdk.stores._changes import (
