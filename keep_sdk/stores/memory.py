@@ -87,7 +87,10 @@ class _Tables:
             queue = self.pending[(event.workflow, event.topic)]
             del queue[bisect.bisect_left(queue, self._at(event))]
         if event.status is EventStatus.RESERVED:
-            self.reserved[str(event.reserved_by)].pop(event.id, None)
+            held = self.reserved[str(event.reserved_by)]
+            del held[event.id]
+            if not held:
+                del self.reserved[str(event.reserved_by)]
 
     def set_run(self, run_id: str, run: RunRecord | None) -> None:
         """Store `run` (None removes it); refuses a second active run in a workflow."""
