@@ -226,3 +226,27 @@ def test_a_database_written_by_schema_version_1_opens_and_upgrades(tmp_path: Pat
         assert fresh.transient_failures == 0
     finally:
         store.close()
+
+
+def test_the_run_facts_upgrade_reads_them_from_the_version_1_text(sql_url: str) -> None:
+    store = SqlStore(sql_url, clock=lambda: NOW)
+    wf = _workflow(store)
+    waiting = store.begin_run(wf, "c", HandlerKind.CONSUMER)
+    store.set_run_status(
+        waiting.id,
+        RunStatus.PAUSED_APPROVAL,
+        error="ctx.sheets.appendRow needs the permission 'sheets.write', which workflow 'wf' "
+        "has not been granted",
+        logs=["host: transient failure 1: 503", "host: transient failure 2: 503"],
+    )
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("ALTER TABLE keep_runs DROP COLUMN transient_failures"))
+        conn.execute(sa.text("ALTER TABLE keep_runs DROP COLUMN waiting_permission"))
+        conn.execute(_schema.schema_info.update().values(version=1))
+    store.close()
+    upgraded = SqlStore(sql_url, clock=lambda: NOW)
+    try:
+        run = upgraded.get_run(waiting.id)
+        assert (run.transient_failures, run.waiting_permission) == (2, "sheets.write")
+    finally:
+        upgraded.close()
