@@ -83,6 +83,10 @@ class Store(Protocol):
     - `EventNotPending`: reserving or skipping an event that is not pending;
     - `MutationConflict`: a ledger change the entry's status does not allow;
     - `LeaseLost`: heartbeating or releasing a lease that expired or was taken over.
+
+    `TransactionalStore` implements all of it over the smaller `Transaction`
+    protocol. Optional extras: `SupportsChangeListeners` (committed run and ledger
+    changes), `SupportsFaultInjection`, `SupportsPeekCost`, `SupportsBulkLoad`.
     """
 
     # Workflows
