@@ -177,6 +177,7 @@ class Installation:
 
     def close(self) -> None:
         """Stop worker processes and release the store's connections."""
+        self.runtime.close()
         close = getattr(self.runtime.isolation, "close", None)
         if callable(close):
             close()

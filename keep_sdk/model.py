@@ -292,6 +292,12 @@ class RunRecord(_Contract):
     resume_at: UtcDatetime | None = Field(
         default=None, description="When a paused:transient run may resume."
     )
+    transient_failures: int = Field(
+        default=0, ge=0, description="Times the run was paused by a transient failure."
+    )
+    waiting_permission: str | None = Field(
+        default=None, description="The permission a paused:approval run waits for."
+    )
 
 
 class LedgerEntry(_Contract):

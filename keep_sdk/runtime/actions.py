@@ -68,14 +68,12 @@ class PersonActions:
             detail={"run": run.id, "outcome": outcome.status.value, "detail": outcome.detail},
         )
         if outcome.status is ReconcileStatus.APPLIED:
-            self.runtime.observer.ledger(
-                self.store.resolve_mutation(
-                    entry.id,
-                    Resolution.HAPPENED,
-                    actor=actor,
-                    detail="reconciled on a person's request",
-                    result=outcome.result,
-                )
+            self.store.resolve_mutation(
+                entry.id,
+                Resolution.HAPPENED,
+                actor=actor,
+                detail="reconciled on a person's request",
+                result=outcome.result,
             )
             return self.runtime.resume(run.id)
         if outcome.status is ReconcileStatus.FAILED:
@@ -91,9 +89,7 @@ class PersonActions:
         """
         run, entry = self._escalated(run_id, allow_failed=True)
         if entry.status is not LedgerStatus.FAILED:
-            self.runtime.observer.ledger(
-                self.store.resolve_mutation(entry.id, Resolution.DIDNT_HAPPEN, actor=actor)
-            )
+            self.store.resolve_mutation(entry.id, Resolution.DIDNT_HAPPEN, actor=actor)
         retry = self.store.begin_run(
             run.workflow,
             run.handler,
@@ -102,13 +98,10 @@ class PersonActions:
             retry_of=run.id,
             phase=RunPhase.MUTATING,
         )
-        self.runtime.observer.run(retry)
-        self.runtime.observer.run(
-            self.store.set_run_status(
-                run.id,
-                RunStatus.FAILED_INTERNAL,
-                error=f"{actor} said the mutation did not happen; run {retry.id} attempts it again",
-            )
+        self.store.set_run_status(
+            run.id,
+            RunStatus.FAILED_INTERNAL,
+            error=f"{actor} said the mutation did not happen; run {retry.id} attempts it again",
         )
         return self.runtime.drive(retry)
 
@@ -116,9 +109,7 @@ class PersonActions:
         """Skip the escalated mutation: ``next`` runs with ``{status: "skipped"}`` and the
         run's events end ``skipped``."""
         run, entry = self._escalated(run_id)
-        self.runtime.observer.ledger(
-            self.store.resolve_mutation(entry.id, Resolution.SKIP, actor=actor)
-        )
+        self.store.resolve_mutation(entry.id, Resolution.SKIP, actor=actor)
         return self.runtime.resume(run.id)
 
     def retry(self, run_id: str, *, actor: str) -> RunRecord:

@@ -89,7 +89,8 @@ if TYPE_CHECKING:
 __all__ = ["Runtime"]
 
 TRANSIENT_MARK = "host: transient failure "
-"""Prefix of the run log line recording each transient failure; its count sets the backoff."""
+"""Prefix of the run log line written for each transient failure, for people reading the log;
+the backoff counts `RunRecord.transient_failures`."""
 
 
 def _ignore(observation: Observation) -> None:
@@ -158,7 +159,7 @@ class Runtime:
         self.now = now or (lambda: dt.datetime.now(dt.UTC))
         self.rng = rng or random.Random()
         self.observe = observe or _ignore
-        self.observer = Observer(self.observe)
+        self.observer = Observer(store, self.observe)
         self._versions: dict[tuple[str, int], _Loaded] = {}
         self._logs: dict[str, list[str]] = {}
         self.mutations = MutationDesk(
@@ -252,7 +253,7 @@ class Runtime:
         run = self.store.get_run(run_id)
         if run.status is RunStatus.ACTIVE:
             raise ActiveRunExists(f"run {run.id} is already active")
-        run = self.observer.run(self.store.set_run_status(run.id, RunStatus.ACTIVE))
+        run = self.store.set_run_status(run.id, RunStatus.ACTIVE)
         return self._drive(run)
 
     def retry(self, run_id: str) -> RunRecord:
@@ -277,17 +278,21 @@ class Runtime:
             return self.run_producer(old.workflow, old.handler)
         if not isinstance(old.mutation_result, MutationApplied | MutationSkipped):
             return self.run_consumer(old.workflow, old.handler)
-        retry = self.observer.run(
-            self.store.begin_run(
-                old.workflow,
-                old.handler,
-                HandlerKind.CONSUMER,
-                input_state=old.input_state,
-                retry_of=old.id,
-                phase=RunPhase.EMITTING,
-            )
+        retry = self.store.begin_run(
+            old.workflow,
+            old.handler,
+            HandlerKind.CONSUMER,
+            input_state=old.input_state,
+            retry_of=old.id,
+            phase=RunPhase.EMITTING,
         )
         return self._drive(retry)
+
+    def close(self) -> None:
+        """Stop observing the store (the store and the isolation stay open: their owner closes
+        them). Until then every change committed to the store in this process is observed,
+        also one made through another `Runtime` on the same store."""
+        self.observer.close()
 
     def drive(self, run: RunRecord) -> RunRecord:
         """Carry an active run (a fresh or retry run) as far as it can go; return it as it ended."""
@@ -329,43 +334,35 @@ class Runtime:
                 LedgerStatus.NEEDS_RECONCILE,
             ):
                 if entry.status is LedgerStatus.IN_FLIGHT:
-                    self.observer.ledger(
-                        self.store.record_needs_reconcile(
-                            entry.id, next_reconcile_at=self.now(), error=crash
-                        )
+                    self.store.record_needs_reconcile(
+                        entry.id, next_reconcile_at=self.now(), error=crash
                     )
                 finished.append(
-                    self.observer.run(
-                        self.store.set_run_status(
-                            run.id,
-                            RunStatus.PAUSED_RECONCILIATION,
-                            error=crash,
-                            failure=FailureKind.INDETERMINATE,
-                        )
+                    self.store.set_run_status(
+                        run.id,
+                        RunStatus.PAUSED_RECONCILIATION,
+                        error=crash,
+                        failure=FailureKind.INDETERMINATE,
                     )
                 )
                 continue
             applied = run.phase in (RunPhase.MUTATED, RunPhase.EMITTING)
-            crashed = self.observer.run(
-                self.store.set_run_status(
-                    run.id,
-                    RunStatus.CRASHED,
-                    error=crash,
-                    failure=FailureKind.INTERNAL,
-                    release_reservations=run.kind is HandlerKind.CONSUMER and not applied,
-                )
+            crashed = self.store.set_run_status(
+                run.id,
+                RunStatus.CRASHED,
+                error=crash,
+                failure=FailureKind.INTERNAL,
+                release_reservations=run.kind is HandlerKind.CONSUMER and not applied,
             )
             if run.kind is HandlerKind.CONSUMER and applied:
-                retry = self.observer.run(
-                    self.store.begin_run(
-                        run.workflow,
-                        run.handler,
-                        HandlerKind.CONSUMER,
-                        input_state=run.input_state,
-                        retry_of=run.id,
-                        phase=RunPhase.EMITTING,
-                        version=run.workflow_version,
-                    )
+                retry = self.store.begin_run(
+                    run.workflow,
+                    run.handler,
+                    HandlerKind.CONSUMER,
+                    input_state=run.input_state,
+                    retry_of=run.id,
+                    phase=RunPhase.EMITTING,
+                    version=run.workflow_version,
                 )
                 finished.append(self._drive(retry))
             else:
@@ -402,7 +399,7 @@ class Runtime:
             next_run_at=next_run_at(producer.schedule, self.now()),
             logs=self._logs.pop(run.id, []),
         )
-        return self.observer.run(commit.run)
+        return commit.run
 
     def _consumer(self, run: RunRecord) -> RunRecord:
         loaded = self._load(run.workflow, run.workflow_version)
@@ -416,11 +413,11 @@ class Runtime:
                     target = (
                         RunPhase.MUTATING if run.prepare_result.reservations else RunPhase.EMITTING
                     )
-                    run = self.observer.run(self.store.advance_phase(run.id, target))
+                    run = self.store.advance_phase(run.id, target)
                 case RunPhase.MUTATING:
                     run = self._mutate(run, loaded, consumer)
                 case RunPhase.MUTATED:
-                    run = self.observer.run(self.store.advance_phase(run.id, RunPhase.EMITTING))
+                    run = self.store.advance_phase(run.id, RunPhase.EMITTING)
                 case RunPhase.EMITTING:
                     return self._next(run, loaded, consumer)
                 case RunPhase.COMMITTED:
@@ -446,7 +443,7 @@ class Runtime:
                 f"prepare() of {run.handler} reserved events it cannot have: {exc}. Reserve "
                 "only events returned by ctx.peek or ctx.getByIds that are still pending"
             ) from None
-        return self.observer.run(saved)
+        return saved
 
     def _mutate(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
         entry = self.store.ledger_entry_for_run(run.id)
@@ -457,7 +454,7 @@ class Runtime:
         host = self._host(run, loaded, HandlerPhase.MUTATE, [])
         mutation = self._execute(run, loaded, host, prepared=prepared)
         if not isinstance(mutation, MutationRequested):
-            return self.observer.run(self.store.advance_phase(run.id, RunPhase.EMITTING))
+            return self.store.advance_phase(run.id, RunPhase.EMITTING)
         return self.mutations.perform(run, mutation, list(loaded.record.grants))
 
     def _next(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
@@ -479,7 +476,7 @@ class Runtime:
             mutation_result=mutation_result,
             logs=self._logs.pop(run.id, []),
         )
-        return self.observer.run(commit.run)
+        return commit.run
 
     # Phases in the sandbox
 
@@ -570,15 +567,13 @@ class Runtime:
         entry = self.store.ledger_entry_for_run(run.id)
         error, resume_at = str(exc), None
         if kind is FailureKind.TRANSIENT:
-            attempt = 1 + sum(line.startswith(TRANSIENT_MARK) for line in run.logs)
+            attempt = 1 + run.transient_failures
             limit = self.policy.backoff.max_attempts
             if limit is not None and attempt > limit:
                 kind = FailureKind.INTERNAL
                 error = f"gave up after {limit} transient failures; the last: {exc}"
                 if entry is not None and entry.status is LedgerStatus.IN_FLIGHT:
-                    entry = self.observer.ledger(
-                        self.store.record_mutation_failed(entry.id, error=error)
-                    )
+                    entry = self.store.record_mutation_failed(entry.id, error=error)
             else:
                 delay = self.policy.backoff.delay(attempt, unit_random=self.rng.random())
                 if isinstance(exc, TransientError) and exc.retry_after is not None:
@@ -598,6 +593,7 @@ class Runtime:
             failure=kind,
             resume_at=resume_at,
             release_reservations=decision.release_reservations and run.kind is HandlerKind.CONSUMER,
+            permission=exc.permission if isinstance(exc, PermissionDenied) else None,
         )
         if decision.escalate and isinstance(exc, PermissionDenied):
             self.observer.escalated(
@@ -614,14 +610,12 @@ class Runtime:
 
     def _begin(self, loaded: _Loaded, handler: str, kind: HandlerKind) -> RunRecord:
         record = self.store.get_handler(loaded.record.name, handler)
-        return self.observer.run(
-            self.store.begin_run(
-                loaded.record.name,
-                handler,
-                kind,
-                input_state=record.state if record.has_state else None,
-                version=loaded.version.version,
-            )
+        return self.store.begin_run(
+            loaded.record.name,
+            handler,
+            kind,
+            input_state=record.state if record.has_state else None,
+            version=loaded.version.version,
         )
 
     def _pause(
@@ -633,18 +627,18 @@ class Runtime:
         failure: FailureKind,
         resume_at: dt.datetime | None = None,
         release_reservations: bool = False,
+        permission: str | None = None,
     ) -> RunRecord:
         """Move an active run to `status`, saving the logs its phases captured."""
-        return self.observer.run(
-            self.store.set_run_status(
-                run.id,
-                status,
-                error=error,
-                failure=failure,
-                resume_at=resume_at,
-                logs=self._logs.pop(run.id, []),
-                release_reservations=release_reservations,
-            )
+        return self.store.set_run_status(
+            run.id,
+            status,
+            error=error,
+            failure=failure,
+            resume_at=resume_at,
+            logs=self._logs.pop(run.id, []),
+            release_reservations=release_reservations,
+            permission=permission,
         )
 
     # Helpers

@@ -94,17 +94,13 @@ class MutationDesk:
         args = declared.parse(mutation.arguments, connector=mutation.connector)
         require_permission(what, declared.permission, grants, run.workflow)
         prepared = run.prepare_result
-        entry = self.observer.ledger(
-            self.store.record_mutation_intent(
-                run.id,
-                connector=mutation.connector,
-                operation=mutation.operation,
-                params=args.model_dump(mode="json", by_alias=True),
-                idempotency_key=idempotency_key(
-                    run.workflow, run.handler, chain_root(self.store, run)
-                ),
-                ui_title=prepared.ui.title if prepared and prepared.ui else None,
-            )
+        entry = self.store.record_mutation_intent(
+            run.id,
+            connector=mutation.connector,
+            operation=mutation.operation,
+            params=args.model_dump(mode="json", by_alias=True),
+            idempotency_key=idempotency_key(run.workflow, run.handler, chain_root(self.store, run)),
+            ui_title=prepared.ui.title if prepared and prepared.ui else None,
         )
         return self.issue(run, entry)
 
@@ -116,7 +112,7 @@ class MutationDesk:
             case LedgerStatus.NEEDS_RECONCILE:
                 return self.reconcile(run, entry)
             case LedgerStatus.APPLIED:
-                return self.observer.run(self.store.get_run(run.id))
+                return self.store.get_run(run.id)
             case _:
                 raise InternalError(
                     f"run {run.id} is at mutating with a {entry.status.value} mutation; "
@@ -146,10 +142,10 @@ class MutationDesk:
         except (TransientError, PermissionDenied):
             raise
         except KeepError as exc:
-            self.observer.ledger(self.store.record_mutation_failed(entry.id, error=str(exc)))
+            self.store.record_mutation_failed(entry.id, error=str(exc))
             raise
-        self.observer.ledger(self.store.record_mutation_applied(entry.id, result))
-        return self.observer.run(self.store.get_run(run.id))
+        self.store.record_mutation_applied(entry.id, result)
+        return self.store.get_run(run.id)
 
     def reconcile(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
         """Ask the connector whether the mutation happened and act on the answer."""
@@ -161,8 +157,8 @@ class MutationDesk:
         )
         match outcome.status:
             case ReconcileStatus.APPLIED:
-                self.observer.ledger(self.store.record_mutation_applied(entry.id, outcome.result))
-                return self.observer.run(self.store.get_run(run.id))
+                self.store.record_mutation_applied(entry.id, outcome.result)
+                return self.store.get_run(run.id)
             case ReconcileStatus.FAILED:
                 return self.issue(run, self.store.get_ledger_entry(entry.id))
             case ReconcileStatus.RETRY:
@@ -175,12 +171,10 @@ class MutationDesk:
                         f"{outcome.detail or 'no detail'}",
                     )
                 delay = self.policy.reconcile_backoff.delay(attempts, unit_random=self.rng.random())
-                self.observer.ledger(
-                    self.store.record_needs_reconcile(
-                        entry.id,
-                        next_reconcile_at=self.now() + dt.timedelta(seconds=delay),
-                        error=outcome.detail,
-                    )
+                self.store.record_needs_reconcile(
+                    entry.id,
+                    next_reconcile_at=self.now() + dt.timedelta(seconds=delay),
+                    error=outcome.detail,
                 )
                 return self.pause(
                     run,
@@ -200,17 +194,13 @@ class MutationDesk:
                 "so a person must say whether it happened",
             )
         if entry.status is LedgerStatus.IN_FLIGHT:
-            entry = self.observer.ledger(
-                self.store.record_needs_reconcile(
-                    entry.id, next_reconcile_at=self.now(), error=error
-                )
+            entry = self.store.record_needs_reconcile(
+                entry.id, next_reconcile_at=self.now(), error=error
             )
         return self.reconcile(run, entry)
 
     def _indeterminate(self, run: RunRecord, entry: LedgerEntry, reason: str) -> RunRecord:
-        entry = self.observer.ledger(
-            self.store.record_mutation_indeterminate(entry.id, error=reason)
-        )
+        entry = self.store.record_mutation_indeterminate(entry.id, error=reason)
         paused = self.pause(
             run, RunStatus.PAUSED_RECONCILIATION, error=reason, failure=FailureKind.INDETERMINATE
         )

@@ -198,7 +198,7 @@ def _waiting(
         subject = _subject(run, entry)
         match run.status:
             case RunStatus.PAUSED_APPROVAL:
-                permission = _permission(run.error)
+                permission = run.waiting_permission
                 waiting.append(
                     Waiting(
                         subject=subject,
@@ -264,9 +264,3 @@ def _waiting(
             case _:
                 pass
     return waiting
-
-
-def _permission(error: str | None) -> str | None:
-    if not error or "permission '" not in error:
-        return None
-    return error.split("permission '", 1)[1].split("'", 1)[0]

@@ -1,11 +1,25 @@
 """Stores: durable topics, runs, handler state, the mutation ledger, audit log and leases.
 
 `Store` is the protocol (the commit points of the execution model plus the
-queries the scheduler and CLI need); `MemoryStore` is the reference,
-`SqlStore` keeps data in SQLite or PostgreSQL; `open_store(url)` picks one by
-URL scheme (`keep_sdk.open_store` also knows the schemes plugins register).
+queries the scheduler and CLI need). `TransactionalStore` implements all of it
+once over the small `Transaction` protocol of row reads and writes;
+`MemoryStore` (the reference) and `SqlStore` (SQLite or PostgreSQL) implement
+only that. `open_store(url)` picks a store by URL scheme (`keep_sdk.open_store`
+also knows the schemes plugins register). Stores report committed run and
+ledger changes to listeners (`SupportsChangeListeners`); `FaultPoint` names
+where they call a fault hook.
 """
 
+from typing import TYPE_CHECKING, Any
+
+from keep_sdk.stores._changes import (
+    ChangeListener,
+    LedgerChange,
+    RunChange,
+    StoreChange,
+    SupportsChangeListeners,
+)
+from keep_sdk.stores._commit import TransactionalStore
 from keep_sdk.stores._models import (
     UNCHANGED,
     AuditEntry,
@@ -33,30 +47,42 @@ from keep_sdk.stores._protocol import (
     SupportsPeekCost,
     utc_now,
 )
+from keep_sdk.stores._transaction import Transaction
+from keep_sdk.stores.faults import FaultPoint
 from keep_sdk.stores.memory import MemoryStore
-from keep_sdk.stores.sql import SqlStore
+
+if TYPE_CHECKING:
+    from keep_sdk.stores.sql import SqlStore
 
 __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "AuditEntry",
     "BUILTIN_OPENERS",
+    "ChangeListener",
     "Clock",
     "ConsumerWake",
     "DEFAULT_STORE_URL",
     "FaultHook",
+    "FaultPoint",
     "HandlerRecord",
     "HandlerSpec",
     "Lease",
+    "LedgerChange",
     "MemoryStore",
     "Publication",
     "PublishOutcome",
     "PublishResult",
     "Resolution",
+    "RunChange",
     "RunCommit",
     "SqlStore",
     "Store",
+    "StoreChange",
     "SupportsBulkLoad",
+    "SupportsChangeListeners",
     "SupportsFaultInjection",
     "SupportsPeekCost",
+    "Transaction",
+    "TransactionalStore",
     "UNCHANGED",
     "Unchanged",
     "WakeReason",
@@ -66,3 +92,12 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "store_scheme",
     "utc_now",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`SqlStore` is imported on first use: SQLAlchemy costs 0.2 s to import."""
+    if name == "SqlStore":
+        from keep_sdk.stores.sql import SqlStore
+
+        return SqlStore
+    raise AttributeError(f"module 'keep_sdk.stores' has no attribute {name!r}")

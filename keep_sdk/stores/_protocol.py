@@ -83,6 +83,10 @@ class Store(Protocol):
     - `EventNotPending`: reserving or skipping an event that is not pending;
     - `MutationConflict`: a ledger change the entry's status does not allow;
     - `LeaseLost`: heartbeating or releasing a lease that expired or was taken over.
+
+    `TransactionalStore` implements all of it over the smaller `Transaction`
+    protocol. Optional extras: `SupportsChangeListeners` (committed run and ledger
+    changes), `SupportsFaultInjection`, `SupportsPeekCost`, `SupportsBulkLoad`.
     """
 
     # Workflows
@@ -271,6 +275,7 @@ class Store(Protocol):
         resume_at: dt.datetime | None = None,
         release_reservations: bool = False,
         logs: Sequence[str] = (),
+        permission: str | None = None,
     ) -> RunRecord:
         """Pause, fail, crash or resume a run; the phase never changes.
 
@@ -278,6 +283,12 @@ class Store(Protocol):
         committed) cannot change. With `release_reservations`, the events the
         run holds become pending again with attempt + 1; refused with
         `MutationConflict` once its mutation may have happened.
+
+        Two facts travel with the run as fields: every call with status
+        ``paused:transient`` adds one to `RunRecord.transient_failures` (never
+        reset; a retry run starts at 0), and every call sets
+        `RunRecord.waiting_permission` to `permission` (the permission a
+        ``paused:approval`` run waits for; None clears it, as on resume).
         """
         ...
 

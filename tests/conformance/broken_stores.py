@@ -10,22 +10,24 @@ from typing import Any
 from keep_sdk.model import EventStatus, LedgerEntry, PrepareResult, RunPhase, RunRecord
 from keep_sdk.stores import Lease, MemoryStore, Publication, PublishOutcome, PublishResult, SqlStore
 from keep_sdk.stores import _rules as rules
-from keep_sdk.stores.memory import _Journal
+from keep_sdk.stores._transaction import Transaction
+from keep_sdk.stores.memory import _MemoryTransaction
 
 
 class RepublishingStore(MemoryStore):
     """Publish is last-write-wins whatever the status (Keep.AI's behaviour)."""
 
-    def _publish(
-        self, j: _Journal, workflow: str, publication: Publication, created_by: str | None
+    def publish(
+        self, workflow: str, publication: Publication, *, created_by: str | None = None
     ) -> PublishResult:
-        existing_id = self._event_keys.get((workflow, publication.topic, publication.message_id))
-        if existing_id is None:
-            return super()._publish(j, workflow, publication, created_by)
-        event = self._events[existing_id].model_copy(
+        found = self.events_by_ids(workflow, publication.topic, [publication.message_id])
+        if not found:
+            return super().publish(workflow, publication, created_by=created_by)
+        event = found[0].model_copy(
             update={"title": publication.title, "payload": publication.payload}
         )
-        self._save_event(j, event)
+        with self.transaction() as tx:
+            tx.update_event(found[0], event)
         return PublishResult(outcome=PublishOutcome.REPLACED, event=event)
 
 
@@ -33,31 +35,33 @@ class NonAtomicStore(MemoryStore):
     """Keeps whatever a commit point wrote before it failed."""
 
     @contextmanager
-    def _tx(self) -> Iterator[_Journal]:
+    def transaction(self, *, write: bool = True) -> Iterator[Transaction]:
         with self._lock:
-            yield _Journal()
+            yield _MemoryTransaction(self._tables)
 
 
 class NonExclusiveReservationStore(MemoryStore):
     """Reserves the listed events whatever their status (silently taking them over)."""
 
     def save_prepare_result(self, run_id: str, result: PrepareResult) -> RunRecord:
-        with self._tx() as j:
-            run = self._run(run_id)
-            now = self._now()
+        with self.transaction() as tx:
+            run = self.get_run(run_id)
             for topic, ids in result.reserved_ids.items():
-                for mid in ids:
-                    event_id = self._event_keys.get((run.workflow, topic, mid))
-                    if event_id is None:
-                        continue
-                    event = self._events[event_id].model_copy(
-                        update={"status": EventStatus.RESERVED, "reserved_by": run.id}
+                for event in tx.events_by_keys(run.workflow, topic, ids):
+                    tx.update_event(
+                        event,
+                        event.model_copy(
+                            update={"status": EventStatus.RESERVED, "reserved_by": run.id}
+                        ),
                     )
-                    self._save_event(j, event)
             updated = run.model_copy(
-                update={"prepare_result": result, "phase": RunPhase.PREPARED, "updated_at": now}
+                update={
+                    "prepare_result": result,
+                    "phase": RunPhase.PREPARED,
+                    "updated_at": self.clock(),
+                }
             )
-            self._save_run(j, updated)
+            tx.update_run(run, updated)
             return updated
 
 
@@ -66,7 +70,7 @@ class ManyActiveRunsStore(MemoryStore):
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
-        self._active = _Forgetful()
+        self._tables.active = _Forgetful()
 
 
 class _Forgetful(dict[str, str]):
@@ -81,9 +85,9 @@ class LeaseWithoutCompareAndSwapStore(MemoryStore):
     """Hands the lease to whoever asks, live or not."""
 
     def acquire_lease(self, workflow: str, owner: str, *, ttl: dt.timedelta) -> Lease | None:
-        with self._tx() as j:
-            now = self._now()
-            current = self._leases.get(workflow)
+        with self.transaction() as tx:
+            now = self.clock()
+            current = tx.lease(workflow)
             lease = Lease(
                 workflow=workflow,
                 owner=owner,
@@ -91,7 +95,10 @@ class LeaseWithoutCompareAndSwapStore(MemoryStore):
                 acquired_at=now,
                 expires_at=now + ttl,
             )
-            j.set(self._leases, workflow, lease)
+            if current is None:
+                tx.insert_lease(lease)
+            else:
+                tx.update_lease(current, lease)
             return lease
 
 

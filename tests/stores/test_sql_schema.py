@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from keep_sdk.errors import SchemaVersionError
-from keep_sdk.model import Event, EventStatus, HandlerKind, RunPhase
+from keep_sdk.model import Event, EventStatus, HandlerKind, RunPhase, RunStatus
 from keep_sdk.stores import HandlerSpec, Publication, SqlStore
 from keep_sdk.stores.sql import _schema
 
@@ -151,11 +153,13 @@ def test_an_older_schema_is_upgraded_step_by_step(
     def add_notes(conn: sa.Connection) -> None:
         conn.execute(sa.text("CREATE TABLE keep_notes (id INTEGER PRIMARY KEY)"))
 
-    monkeypatch.setattr(_schema, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(_schema.UPGRADES, 1, add_notes)
+    current = _schema.SCHEMA_VERSION
+    monkeypatch.setattr(_schema, "SCHEMA_VERSION", current + 1)
+    monkeypatch.setitem(_schema.UPGRADES, current, add_notes)
     upgraded = SqlStore(sql_url)
     with upgraded.engine.connect() as conn:
-        assert conn.execute(sa.select(_schema.schema_info.c.version)).scalar_one() == 2
+        version = conn.execute(sa.select(_schema.schema_info.c.version)).scalar_one()
+        assert version == current + 1
         assert sa.inspect(conn).has_table("keep_notes")
     upgraded.close()
 
@@ -163,8 +167,9 @@ def test_an_older_schema_is_upgraded_step_by_step(
 def test_a_missing_upgrade_step_is_refused(
     sql_url: str, store: SqlStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_schema, "SCHEMA_VERSION", 2)
-    with pytest.raises(SchemaVersionError, match="no upgrade step from schema version 1"):
+    current = _schema.SCHEMA_VERSION
+    monkeypatch.setattr(_schema, "SCHEMA_VERSION", current + 1)
+    with pytest.raises(SchemaVersionError, match=f"no upgrade step from schema version {current}"):
         SqlStore(sql_url)
 
 
@@ -196,3 +201,52 @@ def test_constraint_violations_by_concurrent_writers_become_conflicts(
 
     error = _translate(IntegrityError("INSERT …", {}, _Orig(message)))
     assert type(error).__name__ == expected
+
+
+def test_a_database_written_by_schema_version_1_opens_and_upgrades(tmp_path: Path) -> None:
+    dump = Path(__file__).parent / "data" / "keep_schema_v1.sql"
+    path = tmp_path / "old.db"
+    with closing(sqlite3.connect(path)) as raw:
+        raw.executescript(dump.read_text())
+    assert _schema.SCHEMA_VERSION == 2
+    store = SqlStore(f"sqlite:///{path}", clock=lambda: NOW)
+    try:
+        with store.engine.connect() as conn:
+            assert conn.execute(sa.select(_schema.schema_info.c.version)).scalar_one() == 2
+        (paused,) = store.list_runs(workflow="mail")
+        assert paused.status is RunStatus.PAUSED_APPROVAL
+        assert (paused.transient_failures, paused.waiting_permission) == (1, "sheets.write")
+        resumed = store.set_run_status(paused.id, RunStatus.ACTIVE)
+        assert (resumed.transient_failures, resumed.waiting_permission) == (1, None)
+        again = store.set_run_status(paused.id, RunStatus.PAUSED_TRANSIENT, resume_at=NOW)
+        assert store.get_run(paused.id) == again
+        assert again.transient_failures == 2
+        assert [e.message_id for e in store.pending_events("mail", "in", limit=5)] == ["m1"]
+        fresh = store.begin_run("mail", "c", HandlerKind.CONSUMER)
+        assert fresh.transient_failures == 0
+    finally:
+        store.close()
+
+
+def test_the_run_facts_upgrade_reads_them_from_the_version_1_text(sql_url: str) -> None:
+    store = SqlStore(sql_url, clock=lambda: NOW)
+    wf = _workflow(store)
+    waiting = store.begin_run(wf, "c", HandlerKind.CONSUMER)
+    store.set_run_status(
+        waiting.id,
+        RunStatus.PAUSED_APPROVAL,
+        error="ctx.sheets.appendRow needs the permission 'sheets.write', which workflow 'wf' "
+        "has not been granted",
+        logs=["host: transient failure 1: 503", "host: transient failure 2: 503"],
+    )
+    with store.engine.begin() as conn:
+        conn.execute(sa.text("ALTER TABLE keep_runs DROP COLUMN transient_failures"))
+        conn.execute(sa.text("ALTER TABLE keep_runs DROP COLUMN waiting_permission"))
+        conn.execute(_schema.schema_info.update().values(version=1))
+    store.close()
+    upgraded = SqlStore(sql_url, clock=lambda: NOW)
+    try:
+        run = upgraded.get_run(waiting.id)
+        assert (run.transient_failures, run.waiting_permission) == (2, "sheets.write")
+    finally:
+        upgraded.close()

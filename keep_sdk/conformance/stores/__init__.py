@@ -15,16 +15,19 @@ from keep_sdk.conformance.stores._support import (
 )
 from keep_sdk.conformance.stores.backlog import BacklogTests
 from keep_sdk.conformance.stores.base import StoreTestBase
+from keep_sdk.conformance.stores.changes import ChangeTests
 from keep_sdk.conformance.stores.commits import CommitTests
 from keep_sdk.conformance.stores.leases import LeaseTests
 from keep_sdk.conformance.stores.ledger import LedgerTests
 from keep_sdk.conformance.stores.publish import PublishTests
 from keep_sdk.conformance.stores.queries import QueryTests
 from keep_sdk.conformance.stores.reservations import ReservationTests
+from keep_sdk.conformance.stores.run_facts import RunFactTests
 from keep_sdk.conformance.stores.runs import RunTests
 
 __all__ = [
     "BacklogTests",
+    "ChangeTests",
     "CommitTests",
     "FaultInjector",
     "InjectedFault",
@@ -34,6 +37,7 @@ __all__ = [
     "PublishTests",
     "QueryTests",
     "ReservationTests",
+    "RunFactTests",
     "RunTests",
     "StoreConformance",
     "StoreTestBase",
@@ -50,5 +54,7 @@ class StoreConformance(
     QueryTests,
     LeaseTests,
     BacklogTests,
+    RunFactTests,
+    ChangeTests,
 ):
     """Every store test. Subclass it as ``Test<YourStore>`` and override `store`."""

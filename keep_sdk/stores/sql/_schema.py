@@ -61,7 +61,7 @@ __all__ = [
     "workflows",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
 
@@ -194,6 +194,8 @@ runs = Table(
     Column("created_at", UtcTimestamp, nullable=False),
     Column("updated_at", UtcTimestamp, nullable=False),
     Column("resume_at", UtcTimestamp),
+    Column("transient_failures", Integer, nullable=False, default=0, server_default="0"),
+    Column("waiting_permission", Text),
 )
 Index(
     "uq_runs_one_active",
@@ -260,9 +262,45 @@ leases = Table(
 
 Upgrade = Callable[[Connection], None]
 
-UPGRADES: dict[int, Upgrade] = {}
+_TRANSIENT_MARK = "host: transient failure "
+_PERMISSION_MARK = "permission '"
+_UNFINISHED = ("active", "paused:transient", "paused:approval", "paused:reconciliation")
+
+
+def _add_run_facts(conn: Connection) -> None:
+    """Version 1 → 2: ``keep_runs.transient_failures`` and ``waiting_permission``.
+
+    Version 1 kept both facts only as text: the runtime logged one line starting
+    with ``host: transient failure `` per transient pause, and a paused:approval
+    run's error named ``permission '<name>'``. Unfinished runs get the values
+    read from that text, so a backoff or a wait survives the upgrade.
+    """
+    conn.execute(
+        text("ALTER TABLE keep_runs ADD COLUMN transient_failures INTEGER NOT NULL DEFAULT 0")
+    )
+    conn.execute(text("ALTER TABLE keep_runs ADD COLUMN waiting_permission TEXT"))
+    found = conn.execute(
+        select(runs.c.id, runs.c.status, runs.c.logs, runs.c.error).where(
+            runs.c.status.in_(_UNFINISHED)
+        )
+    ).all()
+    for row in found:
+        count = sum(line.startswith(_TRANSIENT_MARK) for line in row.logs)
+        error = row.error or ""
+        permission = None
+        if row.status == "paused:approval" and _PERMISSION_MARK in error:
+            permission = error.split(_PERMISSION_MARK, 1)[1].split("'", 1)[0]
+        if count or permission:
+            conn.execute(
+                runs.update()
+                .where(runs.c.id == row.id)
+                .values(transient_failures=count, waiting_permission=permission)
+            )
+
+
+UPGRADES: dict[int, Upgrade] = {1: _add_run_facts}
 """Upgrade steps by the version they start from: ``UPGRADES[n]`` takes a database from
-``n`` to ``n + 1``. Version 1 is the first schema, so there are none yet."""
+``n`` to ``n + 1``."""
 
 
 def ensure_schema(conn: Connection) -> int:

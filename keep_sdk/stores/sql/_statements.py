@@ -17,7 +17,6 @@ from sqlalchemy import (
     bindparam,
     insert,
     literal_column,
-    or_,
     select,
     update,
 )
@@ -28,23 +27,25 @@ from keep_sdk.stores.sql import _schema as t
 __all__ = [
     "ACTIVE_RUN",
     "EVENTS_BY_MESSAGE_IDS",
-    "EVENT_BY_KEY",
+    "EVENT_BY_ID",
+    "HANDLER_BY_KEY",
     "INSERT_ENTRY",
     "INSERT_RUN",
     "LEDGER_BY_ID",
     "LEDGER_BY_RUN",
     "PENDING",
-    "REPLACE_EVENT",
     "RESERVED",
-    "RESERVE_EVENT",
+    "RESERVED_BY_RUN",
     "RUN_BY_ID",
-    "SETTLE_RESERVATIONS",
+    "WORKFLOWS",
     "WORKFLOW_BY_NAME",
     "WRITE_ENTRY",
+    "WRITE_EVENT",
     "WRITE_HANDLER",
     "WRITE_RUN",
     "Lookup",
     "insert_event",
+    "pending",
 ]
 
 Lookup = tuple[Select[Any], Select[Any]]
@@ -58,14 +59,6 @@ def _lookup(query: Select[Any]) -> Lookup:
 RUN_BY_ID = _lookup(select(t.runs).where(t.runs.c.id == bindparam("key_id")))
 LEDGER_BY_ID = _lookup(select(t.ledger).where(t.ledger.c.id == bindparam("key_id")))
 LEDGER_BY_RUN = _lookup(select(t.ledger).where(t.ledger.c.run_id == bindparam("key_run")))
-EVENT_BY_KEY = _lookup(
-    select(t.events).where(
-        t.events.c.workflow == bindparam("key_workflow"),
-        t.events.c.topic == bindparam("key_topic"),
-        t.events.c.message_id == bindparam("key_message"),
-    )
-)
-
 WRITE_RUN: Update = update(t.runs).where(
     t.runs.c.id == bindparam("was_id"),
     t.runs.c.status == bindparam("was_status"),
@@ -86,13 +79,35 @@ PENDING = t.events.c.status == literal_column("'pending'")
 """Events that are pending, as a literal so databases match the partial pending index."""
 RESERVED = t.events.c.status == literal_column("'reserved'")
 
-WORKFLOW_BY_NAME = (
-    select(t.workflows).where(t.workflows.c.name == bindparam("key_name")),
-    select(t.workflows)
-    .where(t.workflows.c.name == bindparam("key_name"))
-    .with_for_update(read=True),
+_WORKFLOW_WITH_GRANTS = (
+    select(t.workflows, t.grants.c.permission)
+    .outerjoin(t.grants, t.grants.c.workflow == t.workflows.c.name)
+    .order_by(t.workflows.c.name, t.grants.c.permission)
 )
-"""A workflow row, plain or ``FOR SHARE`` (begin_run: a pause waits for it)."""
+WORKFLOWS = _WORKFLOW_WITH_GRANTS
+"""Every workflow row, once per grant (permission None without grants), by name."""
+_ONE_WORKFLOW = _WORKFLOW_WITH_GRANTS.where(t.workflows.c.name == bindparam("key_name"))
+WORKFLOW_BY_NAME = (_ONE_WORKFLOW, _ONE_WORKFLOW.with_for_update(of=t.workflows))
+"""A workflow row once per grant, plain or locking the workflow row."""
+
+_ONE_HANDLER = (
+    select(t.handlers, t.subscriptions.c.topic)
+    .outerjoin(
+        t.subscriptions,
+        and_(
+            t.subscriptions.c.workflow == t.handlers.c.workflow,
+            t.subscriptions.c.handler == t.handlers.c.name,
+        ),
+    )
+    .where(
+        t.handlers.c.workflow == bindparam("key_workflow"),
+        t.handlers.c.name == bindparam("key_name"),
+    )
+    .order_by(t.subscriptions.c.topic)
+)
+HANDLER_BY_KEY = (_ONE_HANDLER, _ONE_HANDLER.with_for_update(of=t.handlers))
+"""A handler row once per subscribed topic (topic None without any), plain or locking it."""
+EVENT_BY_ID = _lookup(select(t.events).where(t.events.c.id == bindparam("key_id")))
 
 ACTIVE_RUN = select(t.runs.c.id).where(
     t.runs.c.workflow == bindparam("key_workflow"), t.runs.c.status == literal_column("'active'")
@@ -106,26 +121,35 @@ EVENTS_BY_MESSAGE_IDS = _lookup(
     )
 )
 
-RESERVE_EVENT: Update = update(t.events).where(
+RESERVED_BY_RUN = _lookup(
+    select(t.events)
+    .where(t.events.c.reserved_by == bindparam("key_run"), RESERVED)
+    .order_by(t.events.c.seq)
+)
+"""The events a run holds, read through the partial index ``ix_events_reserved``."""
+
+WRITE_EVENT: Update = update(t.events).where(
     t.events.c.id == bindparam("was_id"),
-    or_(PENDING, and_(RESERVED, t.events.c.reserved_by == bindparam("was_run"))),
+    t.events.c.status == bindparam("was_status"),
+    t.events.c.reserved_by.is_not_distinct_from(bindparam("was_reserved_by")),
 )
-"""Reserve one event if it is pending (or already held by this run)."""
-
-REPLACE_EVENT: Update = update(t.events).where(
-    t.events.c.seq == bindparam("was_seq"), PENDING, t.events.c.reserved_by.is_(None)
-)
-"""Replace title and payload of an event still pending and unreserved."""
-
-SETTLE_RESERVATIONS: Update = update(t.events).where(
-    t.events.c.reserved_by == bindparam("was_run"), RESERVED
-)
-"""Consume or skip the events a run holds."""
+"""Set the columns named in the parameters of an event still as read (was_id, was_status,
+was_reserved_by)."""
 
 WRITE_HANDLER: Update = update(t.handlers).where(
     t.handlers.c.workflow == bindparam("was_workflow"), t.handlers.c.name == bindparam("was_name")
 )
 """Set the columns named in the parameters of one handler."""
+
+
+def pending(workflow: str, topic: str, limit: int) -> Select[Any]:
+    """Up to `limit` pending events of the topic, oldest first, through ``ix_events_pending``."""
+    return (
+        select(t.events)
+        .where(t.events.c.workflow == workflow, t.events.c.topic == topic, PENDING)
+        .order_by(t.events.c.seq)
+        .limit(limit)
+    )
 
 
 def insert_event(dialect: str) -> Insert:
