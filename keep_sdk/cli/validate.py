@@ -12,9 +12,8 @@ from pathlib import Path
 import click
 
 from keep_sdk.cli.support import EXIT_PROBLEM, EXIT_USAGE, fail, keep_version, loaded_plugins
-from keep_sdk.contract import Manifest
 from keep_sdk.model import HostPolicy
-from keep_sdk.validator import Report, render_json, render_sarif, render_text, validate
+from keep_sdk.validator import Report, render_json, render_sarif, render_text
 
 __all__ = ["validate_command"]
 
@@ -101,23 +100,14 @@ def validate_command(paths: tuple[str, ...], fmt: str, mutate_reads: str) -> Non
     """
     scripts = _read(paths)
     plugins = loaded_plugins()
-    connectors = Manifest(connectors=[c.manifest() for c in plugins.connectors().values()])
     policy = HostPolicy.model_validate({"mutate_reads": mutate_reads})
-    rules = plugins.rules()
     reports = [
-        validate(
-            script.source,
-            connectors=connectors,
-            policy=policy,
-            filename=script.name,
-            rules=rules,
-        )
-        for script in scripts
+        plugins.validate(script.source, policy=policy, filename=script.name) for script in scripts
     ]
     if fmt == "json":
         click.echo(render_json(reports))
     elif fmt == "sarif":
-        click.echo(render_sarif(reports, rules, version=keep_version()))
+        click.echo(render_sarif(reports, plugins.rules(), version=keep_version()))
     else:
         for script, report in zip(scripts, reports, strict=True):
             if report.diagnostics:

@@ -90,14 +90,7 @@ class PersonActions:
         run, entry = self._escalated(run_id, allow_failed=True)
         if entry.status is not LedgerStatus.FAILED:
             self.store.resolve_mutation(entry.id, Resolution.DIDNT_HAPPEN, actor=actor)
-        retry = self.store.begin_run(
-            run.workflow,
-            run.handler,
-            HandlerKind.CONSUMER,
-            input_state=run.input_state,
-            retry_of=run.id,
-            phase=RunPhase.MUTATING,
-        )
+        retry = self.runtime.begin_retry(run, RunPhase.MUTATING)
         self.store.set_run_status(
             run.id,
             RunStatus.FAILED_INTERNAL,

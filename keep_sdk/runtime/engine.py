@@ -278,15 +278,18 @@ class Runtime:
             return self.run_producer(old.workflow, old.handler)
         if not isinstance(old.mutation_result, MutationApplied | MutationSkipped):
             return self.run_consumer(old.workflow, old.handler)
-        retry = self.store.begin_run(
+        return self._drive(self.begin_retry(old, RunPhase.EMITTING))
+
+    def begin_retry(self, old: RunRecord, phase: RunPhase) -> RunRecord:
+        """Begin a consumer run that continues `old` at `phase` with its inputs (not driven)."""
+        return self.store.begin_run(
             old.workflow,
             old.handler,
             HandlerKind.CONSUMER,
             input_state=old.input_state,
             retry_of=old.id,
-            phase=RunPhase.EMITTING,
+            phase=phase,
         )
-        return self._drive(retry)
 
     def close(self) -> None:
         """Stop observing the store (the store and the isolation stay open: their owner closes
