@@ -1,40 +1,84 @@
-"""Call a connector with a wall-clock deadline: no answer in time is an uncertain outcome."""
+"""Connector calls with a wall-clock deadline, remembered by idempotency key until they end.
+
+A call that gives no answer in time is an uncertain outcome, and the call is
+abandoned, not killed: it may still take effect. `Calls` keeps such a call
+until it ends, so the host never issues the same mutation again while the first
+attempt is still running in this process, and learns how an abandoned call ended.
+"""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from keep_sdk.errors import UncertainOutcome
 
-__all__ = ["call_with_deadline"]
+__all__ = ["Calls", "Ended"]
 
 T = TypeVar("T")
 
 
-def call_with_deadline(func: Callable[[], T], *, timeout_s: float, what: str) -> T:
-    """Run `func` in a daemon thread and return its result, or re-raise what it raised.
+@dataclass(eq=False)
+class Ended:
+    """How an abandoned call ended: its `value`, or the `error` it raised."""
 
-    When `func` has not returned after `timeout_s`, raise `UncertainOutcome`:
-    the call may still take effect later, so the caller must reconcile, never
-    retry blindly. The thread is abandoned, not killed.
-    """
-    outcome: dict[str, object] = {}
+    value: Any = None
+    error: BaseException | None = None
 
-    def target() -> None:
-        try:
-            outcome["value"] = func()
-        except BaseException as exc:
-            outcome["error"] = exc
 
-    worker = threading.Thread(target=target, name=f"keep-call {what}", daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    if worker.is_alive():
-        raise UncertainOutcome(
-            f"{what} gave no answer within {timeout_s:g}s; it may still take effect"
-        )
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome["value"]  # type: ignore[return-value]
+@dataclass(eq=False)
+class _Call:
+    done: threading.Event = field(default_factory=threading.Event)
+    ended: Ended = field(default_factory=Ended)
+
+
+class Calls:
+    """Runs calls under a deadline and tracks the abandoned ones by key (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._abandoned: dict[str, _Call] = {}
+
+    def call(self, key: str, func: Callable[[], T], *, timeout_s: float, what: str) -> T:
+        """Run `func` in a daemon thread; return its result or re-raise what it raised.
+
+        When it has not returned after `timeout_s`, raise `UncertainOutcome` and
+        remember the call under `key` until `ended` hands over its outcome.
+        """
+        call = _Call()
+
+        def target() -> None:
+            try:
+                call.ended.value = func()
+            except BaseException as exc:
+                call.ended.error = exc
+            finally:
+                call.done.set()
+
+        threading.Thread(target=target, name=f"keep-call {what}", daemon=True).start()
+        if not call.done.wait(timeout_s):
+            with self._lock:
+                self._abandoned[key] = call
+            raise UncertainOutcome(
+                f"{what} gave no answer within {timeout_s:g}s; it may still take effect"
+            )
+        if call.ended.error is not None:
+            raise call.ended.error
+        return call.ended.value  # type: ignore[no-any-return]
+
+    def running(self, key: str) -> bool:
+        """Whether a call abandoned under `key` is still running."""
+        with self._lock:
+            call = self._abandoned.get(key)
+        return call is not None and not call.done.is_set()
+
+    def ended(self, key: str) -> Ended | None:
+        """How the call abandoned under `key` ended, once; None if none did (or none was)."""
+        with self._lock:
+            call = self._abandoned.get(key)
+            if call is None or not call.done.is_set():
+                return None
+            del self._abandoned[key]
+        return call.ended

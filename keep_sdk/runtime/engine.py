@@ -321,9 +321,10 @@ class Runtime:
         over the workflow's expired lease recovers just what it now owns).
 
         A run whose mutation may be in flight is paused for reconciliation (its
-        ledger entry is due at once). Any other run becomes ``crashed``: before
-        a mutation its reservations are released for a fresh run (phase reset);
-        after one, a retry run continues it from ``emitting``. Returns the runs
+        ledger entry is due at once); one whose mutation was already found
+        indeterminate waits for a person (escalated again). Any other run becomes
+        ``crashed``: before a mutation its reservations are released for a fresh
+        run (phase reset); after one, a retry run continues it from ``emitting``. Returns the runs
         as they ended.
         """
         finished: list[RunRecord] = []
@@ -348,6 +349,10 @@ class Runtime:
                         failure=FailureKind.INDETERMINATE,
                     )
                 )
+                continue
+            if entry is not None and entry.status is LedgerStatus.INDETERMINATE:
+                reason = entry.error or "the outcome of the mutation is unknown"
+                finished.append(self.mutations.escalate(run, entry, f"{reason}; {crash}"))
                 continue
             applied = run.phase in (RunPhase.MUTATED, RunPhase.EMITTING)
             crashed = self.store.set_run_status(

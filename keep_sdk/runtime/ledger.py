@@ -18,8 +18,8 @@ from keep_sdk.connectors import ConnectorSet, idempotency_key
 from keep_sdk.contract.permissions import require_permission
 from keep_sdk.errors import (
     InternalError,
-    KeepError,
     PermissionDenied,
+    PreconditionFailed,
     TransientError,
     UncertainOutcome,
 )
@@ -33,7 +33,7 @@ from keep_sdk.model import (
     RunRecord,
     RunStatus,
 )
-from keep_sdk.runtime.deadline import call_with_deadline
+from keep_sdk.runtime.deadline import Calls
 from keep_sdk.runtime.observer import Observer
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ class MutationDesk:
         self.now = now
         self.rng = rng
         self.pause = pause
+        self.calls = Calls()
 
     def perform(self, run: RunRecord, mutation: MutationRequested, grants: list[str]) -> RunRecord:
         """Check and record the mutation `mutate` asked for, then make the call.
@@ -122,12 +123,20 @@ class MutationDesk:
     def issue(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
         """Make the external call of `entry` and record what happened.
 
-        A transient or permission failure leaves the entry ``in_flight`` (the
-        service says nothing happened; resuming re-issues the same call) and
-        propagates; any other definite failure marks it ``failed`` and propagates.
+        Only an error the connector classifies says what happened: a transient
+        or permission failure leaves the entry as it is (the service says nothing
+        happened; resuming re-issues the same call) and propagates;
+        `PreconditionFailed` marks it ``failed`` (refused, nothing happened) and
+        propagates. Anything else, a timeout included, is an uncertain outcome:
+        the call may have taken effect, so it is reconciled, never re-issued
+        blindly, and never while an earlier attempt may still be running.
         """
+        what = f"ctx.{entry.connector}.{entry.operation}"
+        if self.calls.running(entry.idempotency_key):
+            return self._uncertain(run, entry, f"an earlier call of {what} is still running")
         try:
-            result = call_with_deadline(
+            result = self.calls.call(
+                entry.idempotency_key,
                 lambda: self.connectors.invoke(
                     entry.connector,
                     entry.operation,
@@ -135,23 +144,45 @@ class MutationDesk:
                     idempotency_key=entry.idempotency_key,
                 ),
                 timeout_s=self.policy.mutation_timeout_s,
-                what=f"ctx.{entry.connector}.{entry.operation}",
+                what=what,
             )
         except UncertainOutcome as exc:
             return self._uncertain(run, entry, str(exc))
         except (TransientError, PermissionDenied):
             raise
-        except KeepError as exc:
+        except PreconditionFailed as exc:
             self.store.record_mutation_failed(entry.id, error=str(exc))
             raise
+        except Exception as exc:
+            return self._uncertain(
+                run,
+                entry,
+                f"{what} raised {type(exc).__name__}: {exc}; an unclassified error does not "
+                "say whether the call took effect",
+            )
         self.store.record_mutation_applied(entry.id, result)
         return self.store.get_run(run.id)
 
     def reconcile(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
-        """Ask the connector whether the mutation happened and act on the answer."""
+        """Find out whether the mutation happened and act on the answer.
+
+        An attempt of this process still running is waited for (later, with
+        backoff); one that ended in the meantime answers for itself when it
+        returned a result. Otherwise the connector is asked. A "did not happen"
+        re-issues the call with the same key, at most once per reconcile round,
+        so re-issues are spaced by the backoff and bounded by
+        ``policy.reconcile_attempts``; past that a person decides.
+        """
+        what = f"ctx.{entry.connector}.{entry.operation}"
         declared = self.connectors.operation(entry.connector, entry.operation)
         if not declared.reconcilable:
             return self._indeterminate(run, entry, entry.error or "outcome unknown")
+        if self.calls.running(entry.idempotency_key):
+            return self._reconcile_later(run, entry, f"an earlier call of {what} is still running")
+        ended = self.calls.ended(entry.idempotency_key)
+        if ended is not None and ended.error is None:
+            self.store.record_mutation_applied(entry.id, ended.value)
+            return self.store.get_run(run.id)
         outcome = self.connectors.reconcile(
             entry.connector, entry.operation, entry.params, entry.idempotency_key
         )
@@ -160,31 +191,39 @@ class MutationDesk:
                 self.store.record_mutation_applied(entry.id, outcome.result)
                 return self.store.get_run(run.id)
             case ReconcileStatus.FAILED:
-                return self.issue(run, self.store.get_ledger_entry(entry.id))
-            case ReconcileStatus.RETRY:
                 attempts = entry.reconcile_attempts + 1
                 if attempts >= self.policy.reconcile_attempts:
                     return self._indeterminate(
                         run,
                         entry,
-                        f"reconciliation could not tell after {attempts} attempts: "
-                        f"{outcome.detail or 'no detail'}",
+                        f"{what} was issued {attempts} times; each time its outcome was "
+                        "uncertain and the service then said it had not happened",
                     )
-                delay = self.policy.reconcile_backoff.delay(attempts, unit_random=self.rng.random())
-                self.store.record_needs_reconcile(
-                    entry.id,
-                    next_reconcile_at=self.now() + dt.timedelta(seconds=delay),
-                    error=outcome.detail,
-                )
-                return self.pause(
-                    run,
-                    RunStatus.PAUSED_RECONCILIATION,
-                    error=f"outcome of ctx.{entry.connector}.{entry.operation} unknown; "
-                    f"checking again in {delay:.0f}s",
-                    failure=FailureKind.INDETERMINATE,
-                )
+                return self.issue(run, self.store.get_ledger_entry(entry.id))
+            case ReconcileStatus.RETRY:
+                return self._reconcile_later(run, entry, outcome.detail or "no detail")
+
+    def _reconcile_later(self, run: RunRecord, entry: LedgerEntry, why: str) -> RunRecord:
+        """Count one more attempt and pause the run until the next reconcile round."""
+        what = f"ctx.{entry.connector}.{entry.operation}"
+        attempts = entry.reconcile_attempts + 1
+        if attempts >= self.policy.reconcile_attempts:
+            return self._indeterminate(
+                run, entry, f"reconciliation could not tell after {attempts} attempts: {why}"
+            )
+        delay = self.policy.reconcile_backoff.delay(attempts, unit_random=self.rng.random())
+        self.store.record_needs_reconcile(
+            entry.id, next_reconcile_at=self.now() + dt.timedelta(seconds=delay), error=why
+        )
+        return self.pause(
+            run,
+            RunStatus.PAUSED_RECONCILIATION,
+            error=f"outcome of {what} unknown ({why}); checking again in {delay:.0f}s",
+            failure=FailureKind.INDETERMINATE,
+        )
 
     def _uncertain(self, run: RunRecord, entry: LedgerEntry, error: str) -> RunRecord:
+        """The call may have taken effect: reconcile once now, and after a repeat only later."""
         declared = self.connectors.operation(entry.connector, entry.operation)
         if not declared.reconcilable:
             return self._indeterminate(
@@ -197,10 +236,15 @@ class MutationDesk:
             entry = self.store.record_needs_reconcile(
                 entry.id, next_reconcile_at=self.now(), error=error
             )
-        return self.reconcile(run, entry)
+            return self.reconcile(run, entry)
+        return self._reconcile_later(run, entry, error)
 
     def _indeterminate(self, run: RunRecord, entry: LedgerEntry, reason: str) -> RunRecord:
         entry = self.store.record_mutation_indeterminate(entry.id, error=reason)
+        return self.escalate(run, entry, reason)
+
+    def escalate(self, run: RunRecord, entry: LedgerEntry, reason: str) -> RunRecord:
+        """Pause `run` for a person to say whether its ``indeterminate`` mutation happened."""
         paused = self.pause(
             run, RunStatus.PAUSED_RECONCILIATION, error=reason, failure=FailureKind.INDETERMINATE
         )
