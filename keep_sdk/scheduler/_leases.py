@@ -3,7 +3,8 @@
 A worker runs a workflow only under its lease; the store hands an expired
 lease to exactly one new owner (compare-and-swap, new fencing token), so two
 workers never run one workflow at once and a killed worker's workflows move
-on within the lease time.
+on within the lease time, or at once when the holder ran on this host and its
+process is gone (`holder_is_dead`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 from keep_sdk.errors import LeaseLost
+from keep_sdk.scheduler._holders import holder_is_dead
 from keep_sdk.stores import Lease, Store, utc_now
 
 __all__ = ["LeaseKeeper"]
@@ -54,12 +56,26 @@ class LeaseKeeper:
         if held is not None and held.expires_at - self.clock() > self.ttl / 2:
             return held
         lease = self.store.acquire_lease(workflow, self.owner, ttl=self.ttl)
+        if lease is None and self._take_over_from_the_dead(workflow):
+            lease = self.store.acquire_lease(workflow, self.owner, ttl=self.ttl)
         with self._lock:
             if lease is None:
                 self._held.pop(workflow, None)
             else:
                 self._held[workflow] = lease
         return lease
+
+    def _take_over_from_the_dead(self, workflow: str) -> bool:
+        """Release the lease of a holder that is provably dead; whether it was released."""
+        current = self.store.get_lease(workflow)
+        if current is None or current.owner == self.owner:
+            return False
+        if current.expired(self.clock()) or not holder_is_dead(current.owner, current.acquired_at):
+            return False
+        with suppress(LeaseLost):
+            self.store.release_lease(current)
+            return True
+        return False
 
     def release(self, workflow: str) -> None:
         """Give the workflow's lease up (nothing happens if it was lost already)."""
