@@ -32,6 +32,10 @@ DEFAULT_LEASE_TTL_S = 30.0
 """How long a worker's claim on a workflow lasts without a heartbeat."""
 
 
+_MAX_ERROR_WAIT_S = 30.0
+"""The longest a worker waits after an error before it tries again."""
+
+
 def default_worker_name() -> str:
     """``host:pid:random``: unique among live workers, readable in ``keep status``."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -120,27 +124,34 @@ class Scheduler:
         publish or act meanwhile). Heartbeats keep the held leases alive on a
         thread; they are released on the way out. With `on_error`, an error
         escaping a step (the database went away, say) is reported there and the
-        worker carries on after `poll_s`; without it, the error stops the loop.
+        worker carries on after `poll_s`, doubling the wait while errors repeat
+        (at most 30 s); without it, the error stops the loop. Computing the next
+        sleep is part of the step: a database error there is handled the same way.
         """
         stop = stop or threading.Event()
+        failures = 0
         try:
             with self.leases.heartbeats(max(0.05, self.lease_ttl_s / 3)):
                 while not stop.is_set():
                     try:
                         activity = self.step()
+                        if activity is None:
+                            if on_idle is not None:
+                                on_idle()
+                            pause = self._sleep_s(poll_s)
                     except Exception as exc:
                         if on_error is None:
                             raise
                         on_error(exc)
-                        stop.wait(poll_s)
+                        failures += 1
+                        stop.wait(min(_MAX_ERROR_WAIT_S, poll_s * 2 ** (failures - 1)))
                         continue
+                    failures = 0
                     if activity is not None:
                         if on_activity is not None:
                             on_activity(activity)
                         continue
-                    if on_idle is not None:
-                        on_idle()
-                    stop.wait(self._sleep_s(poll_s))
+                    stop.wait(pause)
         finally:
             self.leases.release_all()
 
