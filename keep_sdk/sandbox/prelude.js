@@ -37,6 +37,9 @@
   const then = PromiseC.prototype.then;
   const StringC = String;
   const strSlice = StringC.prototype.slice;
+  const charCodeAt = StringC.prototype.charCodeAt;
+  const isWellFormed = StringC.prototype.isWellFormed;
+  const toWellFormed = StringC.prototype.toWellFormed;
   const ErrorC = Error;
   const TypeErrorC = TypeError;
   const RangeErrorC = RangeError;
@@ -49,8 +52,13 @@
     return apply(strSlice, text, [0]);
   }
 
+  // Cut at `limit` UTF-16 units, never inside a surrogate pair, with a marker.
   function cut(text, limit) {
-    return text.length > limit ? flat(apply(strSlice, text, [0, limit])) + "…" : flat(text);
+    if (text.length <= limit) return flat(text);
+    let end = limit;
+    const last = apply(charCodeAt, text, [end - 1]);
+    if (last >= 0xd800 && last <= 0xdbff) end = end - 1;
+    return flat(apply(strSlice, text, [0, end])) + "…[truncated]";
   }
 
   return function boot(configText) {
@@ -67,7 +75,7 @@
     let definition;
 
     function emit(line) {
-      outbox = outbox + line + "\n";
+      outbox = outbox + (apply(isWellFormed, line, []) ? line : apply(toWellFormed, line, [])) + "\n";
     }
 
     function flag(limit, detail) {
@@ -194,9 +202,9 @@
         encoded = encoded + (i === 0 ? "" : ",") + encodeArgument(argumentList[i], name);
       }
       encoded = encoded + "]";
-      if (encoded.length > config.maxValueChars) {
-        flag("value_size", "the arguments of ctx." + name + " are " + encoded.length + " characters of JSON");
-        throw new RangeErrorC("the arguments of ctx." + name + " exceed " + config.maxValueChars + " characters of JSON");
+      if (encoded.length > 2 * config.maxValueBytes) {
+        flag("value_size", "the arguments of ctx." + name + " are more than " + config.maxValueBytes + " bytes of JSON, the limit; send less (page through it, keep ids instead of whole records)");
+        throw new RangeErrorC("the arguments of ctx." + name + " exceed " + config.maxValueBytes + " bytes of JSON");
       }
       const probe = new ErrorC();
       const site = cut(apply(errorStackGetter, probe, []), 1000);
@@ -276,11 +284,7 @@
       }
       text = cut(text, config.maxLineChars);
       logChars = logChars + text.length;
-      if (logChars > config.maxLogChars) {
-        logClosed = true;
-        emit('["log","warn",' + stringify("[console output truncated at " + config.maxLogChars + " characters]") + "]");
-        return;
-      }
+      if (logChars > config.maxLogChars) logClosed = true;
       emit('["log",' + stringify(level) + "," + stringify(text) + "]");
     }
 
@@ -430,6 +434,8 @@
     const functionPrototypes = disableCodeGeneration();
     const DateC = config.clock === null ? OriginalDate : installDeterminism(config.clock, config.seed);
 
+    delete JSON.rawJSON;
+    delete JSON.isRawJSON;
     delete G.FinalizationRegistry;
     delete G.WeakRef;
     delete G.SharedArrayBuffer;

@@ -1,0 +1,369 @@
+"""The boundary codec: the one check every value crossing the sandbox boundary passes.
+
+A value may cross (arguments of a ctx call, a host result, a handler's arguments,
+its return value, a publish) only as **strict JSON**:
+
+- numbers are finite; an integer lies within ±(2**53 - 1) (``Number.MAX_SAFE_INTEGER``),
+  and so does an integral number below 1e21 (JavaScript prints those as integers);
+  ``NaN``, ``Infinity`` and ``1e999`` never cross;
+- strings and object keys hold Unicode scalar values only (no lone surrogate);
+- nesting is at most ``max_depth`` (a scalar is depth 0, each array or object
+  adds 1), measured on the value itself;
+- its size is the number of **UTF-8 bytes of its canonical JSON** (`encode`:
+  compact separators, non-ASCII characters unescaped, Python's float repr),
+  at most ``max_bytes``. Both directions measure with this one function, so a value
+  accepted in one direction is accepted in the other.
+
+Text from the engine is checked before the host builds Python objects of it
+(`scan`: its length and bracket nesting, in linear time) and parsed by `loads`,
+whose hooks turn a non-finite number or an unsafe integer into a marker that
+`check` reports with the value's path. Every operation here is linear in the size
+of its input. A value that fails raises `BoundaryError`, which names the path
+(``event.payload.items[3].price``), the rule it broke and what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from typing import Any, Final, Literal
+
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "TRUNCATED",
+    "BoundaryError",
+    "Rule",
+    "check",
+    "clean_text",
+    "cut",
+    "depth_exceeds",
+    "encode",
+    "loads",
+    "measure",
+    "scan",
+]
+
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+TRUNCATED: Final = "…[truncated]"
+
+Rule = Literal["size", "depth", "number", "integer", "text", "type"]
+
+_ENCODER: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+)
+_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_INNERMOST: Final = re.compile(r"\[\]|\{\}")
+_LONG_DIGITS: Final = re.compile(r"\d{16}|[eE]\+\d")
+_JS_EXPONENT_FROM: Final = 1e21
+_IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+class BoundaryError(Exception):
+    """A value broke a rule of the boundary.
+
+    `rule` is one of ``size``, ``depth`` (limits), ``number``, ``integer``, ``text``
+    or ``type`` (not JSON); `path` locates the value (``event.payload[2]``);
+    `message` is the full sentence for the script's author.
+    """
+
+    def __init__(self, rule: Rule, path: str, message: str) -> None:
+        super().__init__(message)
+        self.rule: Rule = rule
+        self.path = path
+        self.message = message
+
+    @property
+    def is_limit(self) -> bool:
+        """True for the size and depth limits; the other rules are logic errors."""
+        return self.rule in ("size", "depth")
+
+
+class _Invalid:
+    """A number `loads` refused, kept in place until `check` reports its path."""
+
+    __slots__ = ("rule", "token")
+
+    def __init__(self, rule: Rule, token: str) -> None:
+        self.rule: Rule = rule
+        self.token = token
+
+
+def _parse_int(token: str) -> int | _Invalid:
+    if len(token) <= 17:
+        value = int(token)
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return value
+    return _Invalid("integer", token)
+
+
+def _unsafe_integral(value: float) -> bool:
+    """A float JavaScript would print as an integer beyond the safe range."""
+    return MAX_SAFE_INTEGER < abs(value) < _JS_EXPONENT_FROM and value.is_integer()
+
+
+def _parse_float(token: str) -> float | _Invalid:
+    value = float(token)
+    if not math.isfinite(value):
+        return _Invalid("number", token)
+    return _Invalid("integer", token) if _unsafe_integral(value) else value
+
+
+def _parse_constant(token: str) -> _Invalid:
+    return _Invalid("number", token)
+
+
+_DECODER: Final = json.JSONDecoder(
+    parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant
+)
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` with at most `limit` code points, ending in `TRUNCATED` when cut.
+
+    Counts code points (a Python ``str`` index), so it never splits a character.
+    """
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - len(TRUNCATED), 0)] + TRUNCATED
+
+
+def clean_text(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD (text for people, not values)."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def depth_exceeds(text: str, limit: int) -> bool:
+    """Whether the JSON `text` nests deeper than `limit`, read from its brackets.
+
+    Linear: a count settles most texts; otherwise strings are removed and the
+    innermost pairs peeled off at most `limit` times. Malformed bracket structure is
+    left for the parser to refuse.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    for _ in range(limit):
+        peeled = _INNERMOST.sub("", brackets)
+        if not peeled or peeled == brackets:
+            return False
+        brackets = peeled
+    return bool(_INNERMOST.search(brackets)) or bool(brackets)
+
+
+def scan(text: str, *, what: str, max_bytes: int, max_depth: int, envelope: int = 0) -> None:
+    """Check engine text before it is parsed: its length and its nesting.
+
+    The text may hold a value of at most `max_bytes` canonical bytes plus `envelope`
+    code points around it; it is refused unparsed above ``2 * max_bytes + envelope``
+    code points, which no such value reaches (the engine writes numbers at most 1.6
+    times longer than the canonical form, and a code point is at least one byte).
+    The exact size is measured by `check` after parsing. Raises `BoundaryError`
+    (``size`` or ``depth``) naming `what`.
+    """
+    if len(text) > 2 * max_bytes + envelope:
+        raise BoundaryError(
+            "size",
+            what,
+            f"{what} is more than {max_bytes} bytes of JSON, the limit; send less (page "
+            "through it, keep ids instead of whole records)",
+        )
+    if depth_exceeds(text, max_depth):
+        raise BoundaryError(
+            "depth",
+            what,
+            f"{what} nests arrays/objects deeper than {max_depth} levels; flatten it",
+        )
+
+
+def loads(text: str, *, what: str) -> Any:
+    """Parse JSON `text` from the engine; numbers that break a rule become markers.
+
+    Call `scan` first. Raises `BoundaryError` (``type``) for text that is not JSON.
+    """
+    try:
+        return _DECODER.decode(text)
+    except RecursionError:
+        raise BoundaryError(
+            "depth", what, f"{what} nests arrays/objects too deeply; flatten it"
+        ) from None
+    except ValueError as exc:
+        raise BoundaryError("type", what, f"{what} is not valid JSON ({exc})") from None
+
+
+def _key_path(path: str, key: str) -> str:
+    if _IDENTIFIER.fullmatch(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(cut(key, 40), ensure_ascii=False)}]"
+
+
+def _walk(value: Any, root: str, roots: tuple[str, ...]) -> Iterator[tuple[str, Any, int]]:
+    """Every (path, item, depth) of `value`, depth first, in document order (root: 0).
+
+    With `roots`, `value` is an argument list and its items are named by them.
+    """
+    stack: list[tuple[str, Any, int]] = [(root, value, 0)]
+    while stack:
+        path, item, depth = stack.pop()
+        yield path, item, depth
+        if roots and depth == 0 and isinstance(item, list):
+            names = [roots[i] if i < len(roots) else f"argument {i + 1}" for i in range(len(item))]
+            stack.extend(reversed([(names[i], child, 1) for i, child in enumerate(item)]))
+        elif isinstance(item, dict):
+            stack.extend(
+                reversed(
+                    [
+                        (_key_path(path, key) if isinstance(key, str) else path, child, depth + 1)
+                        for key, child in item.items()
+                    ]
+                )
+            )
+        elif isinstance(item, list):
+            stack.extend(
+                reversed(
+                    [(f"{path}[{index}]", child, depth + 1) for index, child in enumerate(item)]
+                )
+            )
+
+
+def _key_problem(path: str, item: dict[Any, Any]) -> BoundaryError | None:
+    for key in item:
+        if not isinstance(key, str):
+            return BoundaryError("type", path, f"`{path}` has a key that is not a string")
+        if _SURROGATE.search(key) is not None:
+            where = _key_path(path, clean_text(key))
+            return BoundaryError(
+                "text", where, f"the key of `{where}` holds a lone UTF-16 surrogate; remove it"
+            )
+    return None
+
+
+def _problem(item: Any) -> tuple[Rule, str] | None:
+    if isinstance(item, _Invalid):
+        if item.rule == "integer":
+            return (
+                "integer",
+                f"is the integer {cut(item.token, 40)}, outside ±{MAX_SAFE_INTEGER} "
+                "(Number.MAX_SAFE_INTEGER): JavaScript cannot hold it exactly; pass it as a string",
+            )
+        return (
+            "number",
+            f"is {cut(item.token, 40)}, which is not a finite number; JSON carries only "
+            "finite numbers: use null or a string",
+        )
+    if isinstance(item, bool) or item is None:
+        return None
+    if isinstance(item, int):
+        if -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+            return None
+        return (
+            "integer",
+            f"is an integer outside ±{MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER); pass it "
+            "as a string",
+        )
+    if isinstance(item, float):
+        if math.isfinite(item) and _unsafe_integral(item):
+            return (
+                "integer",
+                f"is {item!r}, an integer beyond ±{MAX_SAFE_INTEGER} that JavaScript cannot "
+                "hold exactly; pass it as a string",
+            )
+        if math.isfinite(item):
+            return None
+        shown = "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
+        return ("number", f"is {shown}, which is not a finite number; use null or a string")
+    if isinstance(item, str):
+        if _SURROGATE.search(item) is None:
+            return None
+        return (
+            "text",
+            "holds a lone UTF-16 surrogate (half of an emoji or a broken \\uD8xx escape), "
+            "which is not valid Unicode; slice strings with Array.from(s) or remove it",
+        )
+    if isinstance(item, list | dict):
+        return None
+    return ("type", f"is a {type(item).__name__}, which is not JSON")
+
+
+def _find(
+    value: Any, root: str, max_depth: int | None, roots: tuple[str, ...] = ()
+) -> BoundaryError | None:
+    for path, item, depth in _walk(value, root, roots):
+        shown = cut(path, 300)
+        if isinstance(item, dict | list):
+            if max_depth is not None and depth + 1 > max_depth:
+                return BoundaryError(
+                    "depth",
+                    shown,
+                    f"`{shown}` is an array/object at nesting level {depth + 1}, deeper than the "
+                    f"limit of {max_depth} levels; flatten it",
+                )
+            if isinstance(item, dict):
+                found = _key_problem(shown, item)
+                if found is not None:
+                    return found
+            continue
+        problem = _problem(item)
+        if problem is not None:
+            rule, text = problem
+            return BoundaryError(rule, shown, f"`{shown}` {text}")
+    return None
+
+
+def _fail(
+    value: Any, root: str, max_depth: int | None, fallback: str, roots: tuple[str, ...]
+) -> BoundaryError:
+    found = _find(value, root, max_depth, roots)
+    return found if found is not None else BoundaryError("type", root, f"`{root}` {fallback}")
+
+
+def encode(
+    value: Any, *, root: str, max_bytes: int, max_depth: int, roots: tuple[str, ...] = ()
+) -> str:
+    """The canonical JSON of `value` after checking every rule of the boundary.
+
+    `root` names the value in messages (``state``, ``result``); for an argument
+    list, `roots` names its items (``("topic", "event")``) so that paths read
+    ``event.payload.items[3]``. Raises `BoundaryError`. Linear in the size of `value`.
+    """
+    try:
+        text = _ENCODER.encode(value)
+    except RecursionError:
+        raise _fail(value, root, max_depth, "nests too deeply", roots) from None
+    except (TypeError, ValueError):
+        raise _fail(value, root, None, "is not JSON", roots) from None
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise _fail(value, root, None, "is not valid Unicode", roots) from None
+    if size > max_bytes:
+        raise BoundaryError(
+            "size",
+            root,
+            f"`{root}` is {size} bytes of JSON, more than the limit of {max_bytes}; send less "
+            "(page through it, keep ids instead of whole records)",
+        )
+    if depth_exceeds(text, max_depth) or (
+        _LONG_DIGITS.search(_STRING.sub('""', text)) is not None
+        and _find(value, root, None, roots) is not None
+    ):
+        raise _fail(value, root, max_depth, "breaks a rule of the boundary", roots)
+    return text
+
+
+def check(
+    value: Any, *, root: str, max_bytes: int, max_depth: int, roots: tuple[str, ...] = ()
+) -> int:
+    """Check `value` (parsed by `loads` or built by the host); return its canonical size."""
+    text = encode(value, root=root, max_bytes=max_bytes, max_depth=max_depth, roots=roots)
+    return len(text.encode())
+
+
+def measure(value: Any) -> int:
+    """UTF-8 bytes of the canonical JSON of a value that already crossed the boundary."""
+    return len(_ENCODER.encode(value).encode("utf-8", "surrogatepass"))
