@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 from pydantic import JsonValue, ValidationError
 
 from keep_sdk.contract.workflow import ConsumerManifest
 from keep_sdk.errors import LimitExceeded, LogicError
 from keep_sdk.model import HostPolicy, PrepareResult, explain_validation_error
+from keep_sdk.sandbox.codec import measure
 
 __all__ = ["check_prepare_result", "check_size"]
 
 
 def check_size(value: JsonValue, what: str, policy: HostPolicy) -> None:
-    """Refuse `value` when its JSON is over the policy's state size limit."""
-    size = len(json.dumps(value, separators=(",", ":")))
+    """Refuse `value` when its JSON is over the policy's state size limit.
+
+    Measured as the sandbox boundary measures it: UTF-8 bytes of canonical JSON.
+    """
+    size = measure(value)
     if size > policy.sandbox.max_state_bytes:
         raise LimitExceeded(
             f"{what} is {size} bytes of JSON, over the limit of "
