@@ -310,7 +310,9 @@ class PhaseRun:
             self._dispatch, "run", module, request.handler, request.phase.value, arguments
         )
         if status:
-            return InternalFailure(message=f"the sandbox prelude refused to start: {status[:300]}")
+            return InternalFailure(
+                message=f"the sandbox prelude refused to start: {codec.cut(status, 300)}"
+            )
         while True:
             self._process(self._enter(self._dispatch, "drain"))
             if self._enter(context.execute_pending_job):
@@ -645,13 +647,14 @@ class PhaseRun:
         try:
             payload = codec.encode(
                 result,
-                root=f"the result of ctx.{name}",
+                root="result",
                 max_bytes=self._limits.max_value_bytes,
                 max_depth=self._limits.max_value_depth,
             )
         except BoundaryError as exc:
             if exc.is_limit:
-                outcome = self._boundary_failure(exc, "", line=site.line, column=site.column)
+                prefix = f"the result of ctx.{name}: "
+                outcome = self._boundary_failure(exc, prefix, line=site.line, column=site.column)
             else:
                 outcome = InternalFailure(
                     message=f"ctx.{name} returned a value the sandbox cannot pass to the "
@@ -675,7 +678,9 @@ class PhaseRun:
         status = self._enter(self._dispatch, "settle", request_id, payload)
         if status:
             _finish(
-                InternalFailure(message=f"the sandbox could not settle ctx.{name}: {status[:300]}")
+                InternalFailure(
+                    message=f"the sandbox could not settle ctx.{name}: {codec.cut(status, 300)}"
+                )
             )
 
 

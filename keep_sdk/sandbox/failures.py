@@ -17,6 +17,7 @@ from keep_sdk.errors import (
     UncertainOutcome,
 )
 from keep_sdk.model import FailureKind
+from keep_sdk.sandbox.codec import cut
 from keep_sdk.sandbox.outcome import (
     CallFailed,
     InternalFailure,
@@ -194,9 +195,9 @@ def outcome_for_engine_exception(exc: BaseException, *, memory_bytes: int) -> Ou
                 column=column,
             )
         return LogicFailure(
-            message=f"an exception escaped the promise machinery: {first[:500]}",
+            message=f"an exception escaped the promise machinery: {cut(first, 500)}",
             error_name=name,
             line=line,
             column=column,
         )
-    return InternalFailure(message=f"the engine failed: {type(exc).__name__}: {first[:500]}")
+    return InternalFailure(message=f"the engine failed: {type(exc).__name__}: {cut(first, 500)}")

@@ -301,15 +301,16 @@ class ProcessIsolation:
         try:
             text = codec.encode(
                 value,
-                root=f"the result of ctx.{name}",
+                root="result",
                 max_bytes=limits.max_value_bytes,
                 max_depth=limits.max_value_depth,
             )
         except codec.BoundaryError as exc:
+            message = f"the result of ctx.{name}: {exc.message}"
             if exc.rule == "depth":
-                return _failed(LimitFailure(limit=Limit.VALUE_DEPTH, message=exc.message))
+                return _failed(LimitFailure(limit=Limit.VALUE_DEPTH, message=message))
             if exc.rule == "size":
-                return _failed(LimitFailure(limit=Limit.VALUE_SIZE, message=exc.message))
+                return _failed(LimitFailure(limit=Limit.VALUE_SIZE, message=message))
             return _failed(
                 InternalFailure(
                     message=f"ctx.{name} returned a value the sandbox cannot pass to the "
