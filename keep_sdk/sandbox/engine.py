@@ -57,6 +57,7 @@ __all__ = ["ARGUMENT_ENVELOPE", "PUBLISH_RESERVE", "PhaseRun", "prelude_source",
 _MAX_LINE_CHARS: Final = 8_192
 _STATE_PHASES: Final = (HandlerPhase.PRODUCER, HandlerPhase.NEXT)
 _LINE_ENVELOPE: Final = 16_384
+_PARSE_DEPTH: Final = 512
 _CALL_NAME: Final = re.compile(r'\[\d+,("[^"\\]*(?:\\.[^"\\]*)*")')
 _ROOTS: Final = {
     "peek": ("topic", "options"),
@@ -378,16 +379,25 @@ class PhaseRun:
         return self._boundary_failure(exc, prefix + "the sandbox: ", limit=limit)
 
     def _decode(self, line: str) -> list[Any]:
+        """One outbox line, checked on its text before it is parsed.
+
+        A line nested deeper than the limit but within `_PARSE_DEPTH` is parsed so that
+        the check of its value can name the path that is too deep.
+        """
         limits = self._limits
         started = time.perf_counter()
         try:
-            codec.scan(
-                line,
-                what="the value",
-                max_bytes=max(limits.max_value_bytes, limits.max_state_bytes),
-                max_depth=limits.max_value_depth + 1,
-                envelope=_LINE_ENVELOPE,
-            )
+            try:
+                codec.scan(
+                    line,
+                    what="the value",
+                    max_bytes=max(limits.max_value_bytes, limits.max_state_bytes),
+                    max_depth=limits.max_value_depth + 1,
+                    envelope=_LINE_ENVELOPE,
+                )
+            except BoundaryError as exc:
+                if exc.rule != "depth" or codec.depth_exceeds(line, _PARSE_DEPTH):
+                    raise
             record = codec.loads(line, what="the value")
         except BoundaryError as exc:
             _finish(self._line_failure(line, exc))
