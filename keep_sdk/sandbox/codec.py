@@ -128,7 +128,9 @@ def cut(text: str, limit: int) -> str:
     """
     if len(text) <= limit:
         return text
-    return text[: max(limit - len(TRUNCATED), 0)] + TRUNCATED
+    if limit < 2 * len(TRUNCATED):
+        return text[:limit]
+    return text[: limit - len(TRUNCATED)] + TRUNCATED
 
 
 def clean_text(text: str) -> str:
