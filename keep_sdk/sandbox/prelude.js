@@ -13,7 +13,7 @@
 // - the outbox is a string of lines, each one JSON array:
 //     [id, "name", [args...], "stack"]               a ctx call (args serialized at call time)
 //     ["log", "level", "text"]                       console output
-//     ["!", "limit", "detail"]                       a limit the script hit (host is authority)
+//     ["!", "limit", "detail", "stack"]              a limit the script hit (host is authority)
 //     ["late", "name", "stack"]                      a ctx call refused after the mutation call
 //     ["done", value] / ["fail", {name, message, stack}]   the handler settled
 // - the prelude relies only on functions captured here, before user code runs.
@@ -78,8 +78,8 @@
       outbox = outbox + (apply(isWellFormed, line, []) ? line : apply(toWellFormed, line, [])) + "\n";
     }
 
-    function flag(limit, detail) {
-      emit('["!",' + stringify(limit) + "," + stringify(detail) + "]");
+    function flag(limit, detail, site) {
+      emit('["!",' + stringify(limit) + "," + stringify(detail) + "," + stringify(site === undefined ? "" : site) + "]");
     }
 
     function stackOf(error) {
@@ -192,9 +192,11 @@
         emit('["late",' + stringify(name) + "," + stringify(cut(apply(errorStackGetter, late, []), 1000)) + "]");
         throw late;
       }
+      const probe = new ErrorC();
+      const site = cut(apply(errorStackGetter, probe, []), 1000);
       calls = calls + 1;
       if (calls > config.maxCalls) {
-        if (calls === config.maxCalls + 1) flag("host_calls", "more than " + config.maxCalls + " ctx calls");
+        if (calls === config.maxCalls + 1) flag("host_calls", "more than " + config.maxCalls + " ctx calls", site);
         throw new RangeErrorC("too many ctx calls: at most " + config.maxCalls + " per phase");
       }
       let encoded = "[";
@@ -203,11 +205,9 @@
       }
       encoded = encoded + "]";
       if (encoded.length > 2 * config.maxValueBytes) {
-        flag("value_size", "the arguments of ctx." + name + " are more than " + config.maxValueBytes + " bytes of JSON, the limit; send less (page through it, keep ids instead of whole records)");
+        flag("value_size", "the arguments of ctx." + name + " are more than " + config.maxValueBytes + " bytes of JSON, the limit; send less (page through it, keep ids instead of whole records)", site);
         throw new RangeErrorC("the arguments of ctx." + name + " exceed " + config.maxValueBytes + " bytes of JSON");
       }
-      const probe = new ErrorC();
-      const site = cut(apply(errorStackGetter, probe, []), 1000);
       const id = nextId;
       nextId = id + 1;
       let settle;

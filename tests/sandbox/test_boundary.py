@@ -324,3 +324,15 @@ def test_limits_model_has_the_totals() -> None:
     assert limits.max_publishes > 0
     assert limits.max_published_bytes >= limits.max_value_bytes
     assert limits.max_trace_bytes > 0
+
+
+def test_arguments_far_over_the_limit_are_refused_in_the_stub_at_the_call(
+    isolated: Isolated,
+) -> None:
+    host = TopicHost()
+    source = producer("const big = 'x'.repeat(200000);\nawait ctx.gmail.search({ big });")
+    outcome = isolated(request(source), host).outcome
+    assert isinstance(outcome, LimitFailure)
+    assert outcome.limit is Limit.VALUE_SIZE
+    assert outcome.line == 4
+    assert host.calls == []
