@@ -424,9 +424,9 @@ class PhaseRun:
             if head == "log":
                 self._log(record[1], record[2])
             elif head == "!":
-                line, column = script_location(str(record[3]) if len(record) > 3 else "")
+                at, column = script_location(str(record[3]) if len(record) > 3 else "")
                 limit = Limit(record[1])
-                _finish(LimitFailure(limit=limit, message=str(record[2]), line=line, column=column))
+                _finish(LimitFailure(limit=limit, message=str(record[2]), line=at, column=column))
             elif head == "late":
                 self._drop([0, record[1], None, record[2]], "called after the mutation call")
             elif head == "done":
