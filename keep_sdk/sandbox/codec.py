@@ -27,7 +27,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Final, Literal
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "cut",
     "depth_exceeds",
     "encode",
+    "encode_sized",
     "loads",
     "measure",
     "scan",
@@ -56,10 +58,28 @@ _ENCODER: Final = json.JSONEncoder(
 _STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
 _INNERMOST: Final = re.compile(r"\[\]|\{\}")
-_LONG_DIGITS: Final = re.compile(r"\d{16}|[eE]\+\d")
+_LONG_DIGITS: Final = re.compile(r"[0-9]{16}|[eE]\+[0-9]")
 _JS_EXPONENT_FROM: Final = 1e21
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _make_dumps() -> Callable[[Any], str]:
+    if c_make_encoder is None:
+        return _ENCODER.encode
+    chunks = c_make_encoder(None, _not_json, encode_basestring, None, ":", ",", False, False, False)
+
+    def dumps(value: Any) -> str:
+        return "".join(chunks(value, 0))
+
+    return dumps
+
+
+_dumps: Final = _make_dumps()
 
 
 class BoundaryError(Exception):
@@ -119,6 +139,7 @@ def _parse_constant(token: str) -> _Invalid:
 _DECODER: Final = json.JSONDecoder(
     parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant
 )
+_SCAN_ONCE: Final[Callable[[str, int], tuple[Any, int]]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def cut(text: str, limit: int) -> str:
@@ -189,13 +210,16 @@ def loads(text: str, *, what: str) -> Any:
     Call `scan` first. Raises `BoundaryError` (``type``) for text that is not JSON.
     """
     try:
-        return _DECODER.decode(text)
+        value, end = _SCAN_ONCE(text, 0)
     except RecursionError:
         raise BoundaryError(
             "depth", what, f"{what} nests arrays/objects too deeply; flatten it"
         ) from None
-    except ValueError as exc:
-        raise BoundaryError("type", what, f"{what} is not valid JSON ({exc})") from None
+    except (StopIteration, ValueError):
+        raise BoundaryError("type", what, f"{what} is not valid JSON") from None
+    if end != len(text) and not text[end:].isspace():
+        raise BoundaryError("type", what, f"{what} is not valid JSON (extra data)")
+    return value
 
 
 def _key_path(path: str, key: str) -> str:
@@ -324,25 +348,28 @@ def _fail(
     return found if found is not None else BoundaryError("type", root, f"`{root}` {fallback}")
 
 
-def encode(
+def encode_sized(
     value: Any, *, root: str, max_bytes: int, max_depth: int, roots: tuple[str, ...] = ()
-) -> str:
-    """The canonical JSON of `value` after checking every rule of the boundary.
+) -> tuple[str, int]:
+    """The canonical JSON of `value` and its size, after checking every rule of the boundary.
 
     `root` names the value in messages (``state``, ``result``); for an argument
     list, `roots` names its items (``("topic", "event")``) so that paths read
     ``event.payload.items[3]``. Raises `BoundaryError`. Linear in the size of `value`.
     """
     try:
-        text = _ENCODER.encode(value)
+        text = _dumps(value)
     except RecursionError:
         raise _fail(value, root, max_depth, "nests too deeply", roots) from None
     except (TypeError, ValueError):
         raise _fail(value, root, None, "is not JSON", roots) from None
-    try:
-        size = len(text.encode("utf-8"))
-    except UnicodeEncodeError:
-        raise _fail(value, root, None, "is not valid Unicode", roots) from None
+    if text.isascii():
+        size = len(text)
+    else:
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise _fail(value, root, None, "is not valid Unicode", roots) from None
     if size > max_bytes:
         raise BoundaryError(
             "size",
@@ -351,21 +378,29 @@ def encode(
             "(page through it, keep ids instead of whole records)",
         )
     if depth_exceeds(text, max_depth) or (
-        _LONG_DIGITS.search(_STRING.sub('""', text)) is not None
+        _LONG_DIGITS.search(text) is not None
+        and _LONG_DIGITS.search(_STRING.sub('""', text)) is not None
         and _find(value, root, None, roots) is not None
     ):
         raise _fail(value, root, max_depth, "breaks a rule of the boundary", roots)
-    return text
+    return text, size
+
+
+def encode(
+    value: Any, *, root: str, max_bytes: int, max_depth: int, roots: tuple[str, ...] = ()
+) -> str:
+    """The canonical JSON of `value` after every check of `encode_sized`."""
+    return encode_sized(value, root=root, max_bytes=max_bytes, max_depth=max_depth, roots=roots)[0]
 
 
 def check(
     value: Any, *, root: str, max_bytes: int, max_depth: int, roots: tuple[str, ...] = ()
 ) -> int:
     """Check `value` (parsed by `loads` or built by the host); return its canonical size."""
-    text = encode(value, root=root, max_bytes=max_bytes, max_depth=max_depth, roots=roots)
-    return len(text.encode())
+    return encode_sized(value, root=root, max_bytes=max_bytes, max_depth=max_depth, roots=roots)[1]
 
 
 def measure(value: Any) -> int:
     """UTF-8 bytes of the canonical JSON of a value that already crossed the boundary."""
-    return len(_ENCODER.encode(value).encode("utf-8", "surrogatepass"))
+    text = _dumps(value)
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))

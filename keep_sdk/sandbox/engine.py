@@ -465,11 +465,13 @@ class PhaseRun:
         self._log_bytes += size
         self._console.append(ConsoleLine(level=level, text=text))
 
-    def _traced(self, *values: JsonValue) -> bool:
-        """Whether `values` still fit in the trace budget (charged when they do)."""
+    def _traced(self, *values: JsonValue, size: int | None = None) -> bool:
+        """Whether `values` (of `size` bytes, measured if not given) still fit in the trace
+        budget; they are charged when they do."""
         if self._trace_truncated:
             return False
-        size = sum(codec.measure(value) for value in values)
+        if size is None:
+            size = sum(codec.measure(value) for value in values)
         if self._trace_bytes + size > self._limits.max_trace_bytes:
             self._trace_truncated = True
             return False
@@ -631,9 +633,11 @@ class PhaseRun:
                 column=site.column,
             )
             return
-        self._perform(request_id, name, arguments, site)
+        self._perform(request_id, name, arguments, site, size)
 
-    def _perform(self, request_id: int, name: str, arguments: JsonValue, site: _Site) -> None:
+    def _perform(
+        self, request_id: int, name: str, arguments: JsonValue, site: _Site, size: int
+    ) -> None:
         started = time.perf_counter()
         try:
             result = self._host.call(name, arguments)
@@ -657,7 +661,7 @@ class PhaseRun:
         duration = checked - started
         self._host_s += duration
         try:
-            payload = codec.encode(
+            payload, result_size = codec.encode_sized(
                 result,
                 root="result",
                 max_bytes=self._limits.max_value_bytes,
@@ -675,7 +679,7 @@ class PhaseRun:
             self._refuse(name, arguments, outcome, site.line)
         finally:
             self._boundary_s += time.perf_counter() - checked
-        kept = self._traced(arguments, result)
+        kept = self._traced(arguments, result, size=size + result_size)
         self._calls.append(
             HostCall.model_construct(
                 name=name,
