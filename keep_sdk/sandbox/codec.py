@@ -55,10 +55,12 @@ Rule = Literal["size", "depth", "number", "integer", "text", "type"]
 _ENCODER: Final = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
 )
-_STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
-_INNERMOST: Final = re.compile(r"\[\]|\{\}")
-_LONG_DIGITS: Final = re.compile(r"[0-9]{16}|[eE]\+[0-9]")
+_STRUCTURE: Final = bytes(b for b in range(256) if b not in b'[]{}"')
+_INNERMOST: Final = re.compile(rb"\[\]|\{\}")
+_NUMBER_SHAPES: Final = bytes(
+    ord("0") if chr(b).isdigit() and b < 128 else b if b in b"eE+" else ord(" ") for b in range(256)
+)
+_LONG_INTEGER: Final = b"0" * 16
 _JS_EXPONENT_FROM: Final = 1e21
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -161,22 +163,35 @@ def clean_text(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+def _structure(text: str) -> bytes:
+    """The brackets of JSON `text` outside strings, in order."""
+    data = text.encode("utf-8", "surrogatepass")
+    data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(data.translate(None, _STRUCTURE).split(b'"')[::2])
+
+
 def depth_exceeds(text: str, limit: int) -> bool:
     """Whether the JSON `text` nests deeper than `limit`, read from its brackets.
 
-    Linear: a count settles most texts; otherwise strings are removed and the
-    innermost pairs peeled off at most `limit` times. Malformed bracket structure is
-    left for the parser to refuse.
+    Linear: a count settles most texts; otherwise the brackets outside strings are
+    extracted with byte-level translation and their innermost pairs peeled off at
+    most `limit` times. Malformed bracket structure is left for the parser to refuse.
     """
     if text.count("[") + text.count("{") <= limit:
         return False
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    brackets = _structure(text)
     for _ in range(limit):
-        peeled = _INNERMOST.sub("", brackets)
+        peeled = _INNERMOST.sub(b"", brackets)
         if not peeled or peeled == brackets:
             return False
         brackets = peeled
-    return bool(_INNERMOST.search(brackets)) or bool(brackets)
+    return bool(brackets)
+
+
+def _may_hold_unsafe_numbers(text: str) -> bool:
+    """Whether canonical JSON `text` has a run of 16 digits or a positive exponent."""
+    shapes = text.encode("utf-8", "surrogatepass").translate(_NUMBER_SHAPES)
+    return _LONG_INTEGER in shapes or b"e+0" in shapes or b"E+0" in shapes
 
 
 def scan(text: str, *, what: str, max_bytes: int, max_depth: int, envelope: int = 0) -> None:
@@ -378,9 +393,7 @@ def encode_sized(
             "(page through it, keep ids instead of whole records)",
         )
     if depth_exceeds(text, max_depth) or (
-        _LONG_DIGITS.search(text) is not None
-        and _LONG_DIGITS.search(_STRING.sub('""', text)) is not None
-        and _find(value, root, None, roots) is not None
+        _may_hold_unsafe_numbers(text) and _find(value, root, None, roots) is not None
     ):
         raise _fail(value, root, max_depth, "breaks a rule of the boundary", roots)
     return text, size
