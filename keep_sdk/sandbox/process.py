@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 from pydantic import JsonValue
@@ -84,7 +85,7 @@ class _Worker:
         except OSError as exc:
             raise _WorkerGone(self._death(f"the sandbox worker stopped reading: {exc}")) from None
 
-    def receive(self, deadline: float, timed_out: Any) -> dict[str, Any]:
+    def receive(self, deadline: float, timed_out: Callable[[], Outcome]) -> dict[str, Any]:
         """The next message; `timed_out()` builds the outcome when `deadline` passes."""
         try:
             frame = self.reader.read(deadline)

@@ -336,3 +336,24 @@ def test_arguments_far_over_the_limit_are_refused_in_the_stub_at_the_call(
     assert outcome.limit is Limit.VALUE_SIZE
     assert outcome.line == 4
     assert host.calls == []
+
+
+def test_a_large_result_within_the_limits_completes_in_both_isolations(
+    isolated: Isolated,
+) -> None:
+    limits = SandboxLimits(
+        cpu_time_s=10.0,
+        wall_time_s=20.0,
+        memory_bytes=256 * 1024 * 1024,
+        max_value_bytes=8 * 1024 * 1024,
+    )
+    source = consumer(
+        prepare="const rows = [];\n"
+        "for (let i = 0; i < 60000; i++) rows.push({ id: 'row-' + i, text: '日本語 😀 ' + i });\n"
+        "return { reservations: [], data: rows };"
+    )
+    result = isolated(request(source, "prepare", policy=HostPolicy(sandbox=limits)), None)
+    assert isinstance(result.outcome, Completed), result.outcome
+    assert isinstance(result.outcome.result, dict)
+    assert len(result.outcome.result["data"]) == 60_000
+    assert result.trace.boundary_time_s > 0
