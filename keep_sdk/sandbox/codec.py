@@ -62,6 +62,7 @@ _NUMBER_SHAPES: Final = bytes(
 )
 _LONG_INTEGER: Final = b"0" * 16
 _JS_EXPONENT_FROM: Final = 1e21
+_WALK_DEPTH: Final = 100_000
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
@@ -243,32 +244,56 @@ def _key_path(path: str, key: str) -> str:
     return f"{path}[{json.dumps(cut(key, 40), ensure_ascii=False)}]"
 
 
-def _walk(value: Any, root: str, roots: tuple[str, ...]) -> Iterator[tuple[str, Any, int]]:
-    """Every (path, item, depth) of `value`, depth first, in document order (root: 0).
+class _Named(str):
+    """The name of an item of an argument list (``event``), which starts its path."""
 
-    With `roots`, `value` is an argument list and its items are named by them.
+    __slots__ = ()
+
+
+Trail = tuple[Any, str | int] | None
+"""A path as a linked list ``(parent_trail, key or index)``; rendered only when reported."""
+
+
+def _render(root: str, trail: Trail) -> str:
+    parts: list[str | int] = []
+    while trail is not None:
+        trail, part = trail
+        parts.append(part)
+    path = root
+    for part in reversed(parts):
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif isinstance(part, _Named):
+            path = str(part)
+        else:
+            path = _key_path(path, part)
+        if len(path) > 300:
+            return cut(path, 300)
+    return path
+
+
+def _walk(value: Any, roots: tuple[str, ...]) -> Iterator[tuple[Trail, Any, int]]:
+    """Every (trail, item, depth) of `value`, depth first, in document order (root: 0).
+
+    With `roots`, `value` is an argument list and its items are named by them. Linear:
+    a trail shares its parent's, so no path is built until one is reported.
     """
-    stack: list[tuple[str, Any, int]] = [(root, value, 0)]
+    stack: list[tuple[Trail, Any, int]] = [(None, value, 0)]
     while stack:
-        path, item, depth = stack.pop()
-        yield path, item, depth
+        trail, item, depth = stack.pop()
+        yield trail, item, depth
         if roots and depth == 0 and isinstance(item, list):
             names = [roots[i] if i < len(roots) else f"argument {i + 1}" for i in range(len(item))]
-            stack.extend(reversed([(names[i], child, 1) for i, child in enumerate(item)]))
+            stack.extend(
+                reversed([((None, _Named(names[i])), child, 1) for i, child in enumerate(item)])
+            )
         elif isinstance(item, dict):
             stack.extend(
-                reversed(
-                    [
-                        (_key_path(path, key) if isinstance(key, str) else path, child, depth + 1)
-                        for key, child in item.items()
-                    ]
-                )
+                reversed([((trail, str(key)), child, depth + 1) for key, child in item.items()])
             )
         elif isinstance(item, list):
             stack.extend(
-                reversed(
-                    [(f"{path}[{index}]", child, depth + 1) for index, child in enumerate(item)]
-                )
+                reversed([((trail, index), child, depth + 1) for index, child in enumerate(item)])
             )
 
 
@@ -334,26 +359,32 @@ def _problem(item: Any) -> tuple[Rule, str] | None:
 def _find(
     value: Any, root: str, max_depth: int | None, roots: tuple[str, ...] = ()
 ) -> BoundaryError | None:
-    for path, item, depth in _walk(value, root, roots):
-        shown = cut(path, 300)
+    limit = _WALK_DEPTH if max_depth is None else max_depth
+    for trail, item, depth in _walk(value, roots):
         if isinstance(item, dict | list):
-            if max_depth is not None and depth + 1 > max_depth:
+            if depth + 1 > limit:
+                shown = _render(root, trail)
                 return BoundaryError(
                     "depth",
                     shown,
                     f"`{shown}` is an array/object at nesting level {depth + 1}, deeper than the "
-                    f"limit of {max_depth} levels; flatten it",
+                    f"limit of {limit} levels; flatten it",
                 )
             if isinstance(item, dict):
-                found = _key_problem(shown, item)
+                found = _key_problem(_render(root, trail), item) if _bad_keys(item) else None
                 if found is not None:
                     return found
             continue
         problem = _problem(item)
         if problem is not None:
             rule, text = problem
+            shown = _render(root, trail)
             return BoundaryError(rule, shown, f"`{shown}` {text}")
     return None
+
+
+def _bad_keys(item: dict[Any, Any]) -> bool:
+    return any(not isinstance(key, str) or _SURROGATE.search(key) for key in item)
 
 
 def _fail(
