@@ -300,6 +300,7 @@ class PhaseRun:
                     exc,
                     f"the {root} passed to {request.phase.value} of {request.handler!r} cannot "
                     "enter the sandbox (an earlier run stored it): ",
+                    limit=Limit.STATE_SIZE if root == "state" else Limit.VALUE_SIZE,
                 )
         arguments = "[" + ",".join(texts) + "]"
         context.set_memory_limit(self._limits.memory_bytes)
