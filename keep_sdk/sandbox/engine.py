@@ -151,6 +151,7 @@ class PhaseRun:
         self._host_s = 0.0
         self._boundary_s = 0.0
         self._thread_started = 0.0
+        self._handler_at: tuple[int | None, int | None] = (None, None)
         self._calls: list[HostCall] = []
         self._call_count = 0
         self._jobs = 0
@@ -377,7 +378,10 @@ class PhaseRun:
         phase = self._request.phase
         limit = Limit.STATE_SIZE if phase in _STATE_PHASES else Limit.VALUE_SIZE
         prefix = f"{phase.value} of {self._request.handler!r} returned a value that cannot leave "
-        return self._boundary_failure(exc, prefix + "the sandbox: ", limit=limit)
+        line_at, column_at = self._handler_at
+        return self._boundary_failure(
+            exc, prefix + "the sandbox: ", limit=limit, line=line_at, column=column_at
+        )
 
     def _decode(self, line: str) -> list[Any]:
         """One outbox line, checked on its text before it is parsed.
@@ -428,6 +432,10 @@ class PhaseRun:
                 at, column = script_location(str(record[3]) if len(record) > 3 else "")
                 limit = Limit(record[1])
                 _finish(LimitFailure(limit=limit, message=str(record[2]), line=at, column=column))
+            elif head == "site":
+                line_at, column_at = record[1], record[2]
+                if isinstance(line_at, int) and isinstance(column_at, int):
+                    self._handler_at = (line_at, column_at)
             elif head == "late":
                 self._drop([0, record[1], None, record[2]], "called after the mutation call")
             elif head == "done":
@@ -508,7 +516,10 @@ class PhaseRun:
                 f"{phase.value} of {self._request.handler!r} returned a value that cannot "
                 "leave the sandbox: "
             )
-            _finish(self._boundary_failure(exc, prefix, limit=limit))
+            line_at, column_at = self._handler_at
+            _finish(
+                self._boundary_failure(exc, prefix, limit=limit, line=line_at, column=column_at)
+            )
         finally:
             self._boundary_s += time.perf_counter() - started
         _finish(Completed(result=value, returned=returned))

@@ -15,6 +15,7 @@
 //     ["log", "level", "text"]                       console output
 //     ["!", "limit", "detail", "stack"]              a limit the script hit (host is authority)
 //     ["late", "name", "stack"]                      a ctx call refused after the mutation call
+//     ["site", line, column]                         where the handler function is defined
 //     ["done", value] / ["fail", {name, message, stack}]   the handler settled
 // - the prelude relies only on functions captured here, before user code runs.
 (function keepPrelude() {
@@ -45,6 +46,9 @@
   const RangeErrorC = RangeError;
   const EvalErrorC = EvalError;
   const errorStackGetter = getOwnPropertyDescriptor(ErrorC.prototype, "stack").get;
+  const functionPrototype = getPrototypeOf(function () {});
+  const lineOf = getOwnPropertyDescriptor(functionPrototype, "lineNumber");
+  const columnOf = getOwnPropertyDescriptor(functionPrototype, "columnNumber");
   const OriginalDate = Date;
   const dateToString = OriginalDate.prototype.toString;
 
@@ -323,9 +327,22 @@
       return [fn, consumer];
     }
 
+    function site(fn) {
+      try {
+        const line = apply(lineOf.get, fn, []);
+        const column = apply(columnOf.get, fn, []);
+        if (typeof line === "number" && typeof column === "number") {
+          emit('["site",' + stringify(line) + "," + stringify(column) + "]");
+        }
+      } catch (ignored) {
+        return;
+      }
+    }
+
     function begin(handler, phase, argumentList) {
       try {
         const found = locate(handler, phase);
+        site(found[0]);
         const callArguments = [buildCtx()];
         for (let i = 0; i < argumentList.length; i++) callArguments[i + 1] = argumentList[i];
         const returned = apply(found[0], found[1], callArguments);

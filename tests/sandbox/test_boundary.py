@@ -296,6 +296,7 @@ def test_a_big_number_is_not_reported_as_nesting(isolated: Isolated) -> None:
     assert isinstance(outcome, LogicFailure)
     assert "`state.n` is the integer 1152921504606847000" in outcome.message
     assert "nest" not in outcome.message
+    assert outcome.line == 2
 
 
 def test_wall_time_names_where_the_time_went(isolated: Isolated) -> None:
