@@ -358,3 +358,10 @@ def test_a_large_result_within_the_limits_completes_in_both_isolations(
     assert isinstance(result.outcome.result, dict)
     assert len(result.outcome.result["data"]) == 60_000
     assert result.trace.boundary_time_s > 0
+
+
+def test_cpu_time_is_told_apart_from_wall_time(isolated: Isolated) -> None:
+    outcome = isolated(request(producer("for (;;) {}")), None).outcome
+    assert isinstance(outcome, LimitFailure)
+    assert outcome.limit is Limit.CPU_TIME
+    assert "s of CPU in this phase" in outcome.message
