@@ -4,7 +4,9 @@ A worker survives nothing: a hang the in-process deadline somehow missed, an
 engine crash (SIGSEGV) or a runaway allocation ends with the worker killed or
 dead, and the parent returns an outcome. Host calls are relayed to the parent,
 which performs them with the runtime's host interface, so the worker holds no
-store, connector or credential.
+store, connector or credential. Messages travel as length-prefixed frames
+(`keep_sdk.sandbox.frames`), read in place in linear time and capped from the
+phase's policy; every host result passes the boundary codec before it is sent.
 """
 
 from __future__ import annotations

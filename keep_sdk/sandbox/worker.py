@@ -1,9 +1,9 @@
 """The worker process: ``python -m keep_sdk.sandbox.worker [ADDRESS_SPACE_BYTES]``.
 
 Reads one JSON message per frame (`keep_sdk.sandbox.frames`: a 4-byte length, then
-the bytes) on stdin and writes one per frame on the original
-stdout (the script's own output cannot reach it: there is none, and Python's
-``sys.stdout`` is redirected to stderr). Protocol, parent → worker:
+the bytes) on stdin and writes one per frame on the original stdout (the script's
+own output cannot reach it: there is none, and Python's ``sys.stdout`` is
+redirected to stderr). Protocol, parent → worker:
 ``{"type": "run", "request": PhaseRequest}`` and, for each relayed host call,
 ``{"type": "result", "ok": true, "value": ...}`` or ``{"ok": false, "outcome": ...}``.
 Worker → parent: ``{"type": "ready"}`` once, ``{"type": "call", "name", "arguments"}``
