@@ -15,7 +15,13 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from keep_sdk.model import HandlerPhase, HostPolicy, SandboxLimits
-from keep_sdk.sandbox import Completed, InternalFailure, LimitFailure, ProcessIsolation
+from keep_sdk.sandbox import (
+    Completed,
+    InternalFailure,
+    LimitFailure,
+    LogicFailure,
+    ProcessIsolation,
+)
 from keep_sdk.sandbox.codec import MAX_SAFE_INTEGER
 from tests.sandbox.boundary_helpers import Isolated, TopicHost
 from tests.sandbox.helpers import consumer, producer, request
@@ -115,7 +121,9 @@ def _check_round_trips(isolated: Isolated, value: Any) -> None:
         assert isinstance(peeked, Completed), peeked
         assert _same(peeked.result, value)
     else:
-        assert isinstance(published, LimitFailure | InternalFailure) or "`" in str(published)
+        assert isinstance(published, LimitFailure | InternalFailure | LogicFailure), published
+        if not isinstance(published, LimitFailure):
+            assert "`" in published.message, published
         assert host.events == []
     returned = isolated(request(RETURN, policy=POLICY), TopicHost(read_result=value)).outcome
     event(f"return: {returned.kind} {getattr(returned, 'limit', '')}".strip())
