@@ -4,7 +4,10 @@ Prints, measured in the same run:
 - per-phase overhead of `run_phase` over a bare ``Context()`` + module evaluation of the
   same script (target <= 1 ms in process);
 - the host-call round trip of an awaited ``ctx`` call (target <= 30 us);
-- the same phase in a pooled worker process and in a fresh worker per run.
+- the same phase in a pooled worker process and in a fresh worker per run;
+- a phase returning a 1 MB and a 10 MB result, in process and in a pooled worker
+  (every byte crosses the boundary codec; the worker's result crosses the pipe):
+  time must grow linearly, target ratio 10 MB / 1 MB <= 12.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import quickjs
 from pydantic import JsonValue
 
 from keep_sdk.contract.manifest import ConnectorManifest, Manifest, OperationManifest
-from keep_sdk.model import HandlerPhase, OperationKind
+from keep_sdk.model import HandlerPhase, HostPolicy, OperationKind, SandboxLimits
 from keep_sdk.sandbox import PhaseRequest, ProcessIsolation, run_phase
 
 SOURCE = """
@@ -46,6 +49,42 @@ MANIFEST = Manifest(
         )
     ]
 )
+
+
+BIG_SOURCE = """
+export default Keep.workflow({
+  consumers: { big: Keep.consumer({
+    async prepare(ctx, state) {
+      const items = [];
+      for (let i = 0; i < ITEMS; i++) items.push({ id: "item-" + i, title: "日本語 😀 row " + i });
+      return { reservations: [], data: items };
+    },
+    async mutate(ctx, prepared) {},
+    async next(ctx, prepared) { return null; },
+  }) },
+});
+"""
+
+BIG_POLICY = HostPolicy(
+    sandbox=SandboxLimits(
+        cpu_time_s=60.0,
+        wall_time_s=120.0,
+        memory_bytes=512 * 1024 * 1024,
+        max_value_bytes=32 * 1024 * 1024,
+        max_jobs=1_000_000,
+    )
+)
+ITEM_BYTES = 54
+
+
+def _big_request(megabytes: int) -> PhaseRequest:
+    items = megabytes * 1024 * 1024 // ITEM_BYTES
+    return PhaseRequest(
+        source=BIG_SOURCE.replace("ITEMS", str(items)),
+        handler="big",
+        phase=HandlerPhase.PREPARE,
+        policy=BIG_POLICY,
+    )
 
 
 class EchoHost:
@@ -112,6 +151,19 @@ def main() -> None:
         )
     with ProcessIsolation(reuse=False) as fresh_isolation:
         fresh = min(_time_us(lambda: fresh_isolation.run(empty, host), 1) for _ in range(3))
+    big_rounds = 2 if options.quick else 3
+    one, ten = _big_request(1), _big_request(10)
+    with ProcessIsolation(prestart=1) as big_pool:
+        big = _rounds(
+            {
+                "in_1": (lambda: _completed(run_phase(one, host)), 1),
+                "in_10": (lambda: _completed(run_phase(ten, host)), 1),
+                "pool_1": (lambda: _completed(big_pool.run(one, host)), 1),
+                "pool_10": (lambda: _completed(big_pool.run(ten, host)), 1),
+            },
+            big_rounds,
+        )
+    big_best = {name: min(values) / 1000 for name, values in big.items()}
 
     best = {name: min(values) for name, values in samples.items()}
     middle = {name: statistics.median(values) for name, values in samples.items()}
@@ -144,6 +196,19 @@ def main() -> None:
     print()
     print(f"target: phase overhead <= 1000 us -> {'met' if overhead <= 1000 else 'MISSED'}")
     print(f"target: host call <= 30 us -> {'met' if round_trip <= 30 else 'MISSED'}")
+    print()
+    print(f"large results, best of {big_rounds} (ms): 1 MB, 10 MB, ratio")
+    for label, key in (("in process", "in"), ("pooled worker", "pool")):
+        small, large = big_best[f"{key}_1"], big_best[f"{key}_10"]
+        print(f"  {label:<16}{small:>9.1f}{large:>10.1f}{large / small:>8.2f}")
+    ratio = big_best["pool_10"] / big_best["pool_1"]
+    print(f"target: pooled 10 MB / 1 MB <= 12 -> {'met' if ratio <= 12 else 'MISSED'}")
+
+
+def _completed(result: object) -> None:
+    outcome = getattr(result, "outcome", None)
+    if getattr(outcome, "kind", None) != "completed":
+        raise SystemExit(f"the large-result phase did not complete: {outcome}")
 
 
 if __name__ == "__main__":

@@ -229,11 +229,10 @@ class PrepareResult(_Contract):
     @property
     def reserved_ids(self) -> dict[str, list[str]]:
         """The reserved messageIds grouped by topic, in declaration order, no repeats."""
-        grouped: dict[str, list[str]] = {}
+        grouped: dict[str, dict[str, None]] = {}
         for reservation in self.reservations:
-            ids = grouped.setdefault(reservation.topic, [])
-            ids.extend(i for i in reservation.ids if i not in ids)
-        return grouped
+            grouped.setdefault(reservation.topic, {}).update(dict.fromkeys(reservation.ids))
+        return {topic: list(ids) for topic, ids in grouped.items()}
 
 
 class MutationApplied(_Contract):
@@ -356,6 +355,15 @@ class SandboxLimits(_Contract):
     max_value_depth: int = Field(default=64, ge=2, description="Nesting of a value.")
     max_state_bytes: int = Field(default=256 * 1024, ge=64, description="JSON size of state.")
     max_log_bytes: int = Field(default=256 * 1024, ge=0, description="Captured console output.")
+    max_publishes: int = Field(default=500, ge=0, description="ctx.publish calls per run.")
+    max_published_bytes: int = Field(
+        default=16 * 1024 * 1024, ge=0, description="UTF-8 bytes of JSON published per run."
+    )
+    max_trace_bytes: int = Field(
+        default=1024 * 1024,
+        ge=0,
+        description="Bytes of ctx call arguments and results kept in a phase's trace.",
+    )
 
 
 class BackoffPolicy(_Contract):

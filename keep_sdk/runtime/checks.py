@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 from pydantic import JsonValue, ValidationError
 
 from keep_sdk.contract.workflow import ConsumerManifest
 from keep_sdk.errors import LimitExceeded, LogicError
 from keep_sdk.model import HostPolicy, PrepareResult, explain_validation_error
+from keep_sdk.sandbox.codec import measure
 
 __all__ = ["check_prepare_result", "check_size"]
 
+_SHOWN_PROBLEMS = 20
+
 
 def check_size(value: JsonValue, what: str, policy: HostPolicy) -> None:
-    """Refuse `value` when its JSON is over the policy's state size limit."""
-    size = len(json.dumps(value, separators=(",", ":")))
+    """Refuse `value` when its JSON is over the policy's state size limit.
+
+    Measured as the sandbox boundary measures it: UTF-8 bytes of canonical JSON.
+    """
+    size = measure(value)
     if size > policy.sandbox.max_state_bytes:
         raise LimitExceeded(
             f"{what} is {size} bytes of JSON, over the limit of "
@@ -48,8 +53,11 @@ def check_prepare_result(
         result = PrepareResult.model_validate(raw)
     except ValidationError as exc:
         problems = explain_validation_error(exc)
+        shown = problems[:_SHOWN_PROBLEMS]
+        if len(problems) > _SHOWN_PROBLEMS:
+            shown.append(f"… and {len(problems) - _SHOWN_PROBLEMS} more problems of the same kind")
         raise LogicError(
-            f"prepare() of {consumer.name} returned an invalid result:\n  " + "\n  ".join(problems)
+            f"prepare() of {consumer.name} returned an invalid result:\n  " + "\n  ".join(shown)
         ) from None
     for topic in result.reserved_ids:
         if topic not in consumer.subscribe:

@@ -1,7 +1,8 @@
 """Host-side checks of the arguments a script passed to a ctx call.
 
 The script's stub serialized its arguments at call time; here they are a parsed
-JSON list. Each function returns the arguments the host interface receives, or
+JSON list that already passed the boundary codec (`keep_sdk.sandbox.codec`). Each
+function returns the arguments the host interface receives, or
 raises a `LogicError` (`InvalidArguments` for a malformed call).
 """
 
@@ -18,34 +19,7 @@ from keep_sdk.contract.manifest import OperationManifest
 from keep_sdk.errors import InvalidArguments, LogicError
 from keep_sdk.model import HostPolicy, PublishRequest, explain_validation_error
 
-__all__ = ["connector_arguments", "json_depth", "topic_arguments"]
-
-
-def json_depth(value: JsonValue, limit: int, *, text: str | None = None) -> int:
-    """Nesting depth of `value` (a scalar is 0), counting no further than ``limit + 1``.
-
-    `text`, the JSON of `value` if the caller has it, allows a fast answer: a value
-    with at most `limit` brackets cannot nest deeper than `limit`.
-    """
-    if text is not None and text.count("[") + text.count("{") <= limit:
-        return 0
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        depth += 1
-        if depth > deepest:
-            deepest = depth
-            if deepest > limit:
-                return deepest
-        stack.extend((child, depth) for child in children)
-    return deepest
+__all__ = ["connector_arguments", "topic_arguments"]
 
 
 @lru_cache(maxsize=256)

@@ -11,6 +11,7 @@ the context is never entered again.
 from __future__ import annotations
 
 import json
+import re
 import time
 from functools import lru_cache
 from importlib import resources
@@ -21,9 +22,11 @@ from pydantic import JsonValue
 
 from keep_sdk.errors import KeepError
 from keep_sdk.model import HandlerPhase
-from keep_sdk.sandbox.arguments import connector_arguments, json_depth, topic_arguments
+from keep_sdk.sandbox import codec
+from keep_sdk.sandbox.arguments import connector_arguments, topic_arguments
 from keep_sdk.sandbox.bytecode import PreludeLoader
 from keep_sdk.sandbox.capabilities import Capabilities
+from keep_sdk.sandbox.codec import BoundaryError
 from keep_sdk.sandbox.failures import (
     PRELUDE_PAD,
     outcome_for_engine_exception,
@@ -49,13 +52,26 @@ from keep_sdk.sandbox.outcome import (
 )
 from keep_sdk.sandbox.stack import safe_stack_bytes
 
-__all__ = ["PhaseRun", "prelude_source", "run_phase"]
+__all__ = ["ARGUMENT_ENVELOPE", "PUBLISH_RESERVE", "PhaseRun", "prelude_source", "run_phase"]
 
 _MAX_LINE_CHARS: Final = 8_192
-_ENCODER: Final = json.JSONEncoder(allow_nan=False)
-_DEFAULT_THREAD_STACK: Final = 8 * 1024 * 1024
-_MIN_STACK: Final = 16 * 1024
 _STATE_PHASES: Final = (HandlerPhase.PRODUCER, HandlerPhase.NEXT)
+_LINE_ENVELOPE: Final = 16_384
+_PARSE_DEPTH: Final = 512
+_CALL_NAME: Final = re.compile(r'\[\d+,("[^"\\]*(?:\\.[^"\\]*)*")')
+_ROOTS: Final = {
+    "peek": ("topic", "options"),
+    "getByIds": ("topic", "ids"),
+    "publish": ("topic", "event"),
+}
+
+PUBLISH_RESERVE: Final = 512
+"""Bytes of `max_value_bytes` a publish may not use: the host adds at most this much
+(``topic``, ``createdAt``, a host ``messageId``) when `peek` returns the event."""
+
+ARGUMENT_ENVELOPE: Final = 4_096
+"""Bytes `prepared` and `mutationResult` may exceed `max_value_bytes` by: the fields the
+host adds around what ``prepare`` and the connector returned."""
 
 
 @lru_cache(maxsize=1)
@@ -126,7 +142,16 @@ class PhaseRun:
         self._allowed = Capabilities.for_phase(request.manifest, request.phase, request.policy)
         self._exposed = exposed or self._allowed
         self._console: list[ConsoleLine] = []
-        self._console_chars = 0
+        self._log_bytes = 0
+        self._log_closed = False
+        self._publishes = 0
+        self._published_bytes = 0
+        self._trace_bytes = 0
+        self._trace_truncated = False
+        self._host_s = 0.0
+        self._boundary_s = 0.0
+        self._thread_started = 0.0
+        self._handler_at: tuple[int | None, int | None] = (None, None)
         self._calls: list[HostCall] = []
         self._call_count = 0
         self._jobs = 0
@@ -140,6 +165,7 @@ class PhaseRun:
     def run(self) -> PhaseResult:
         """Run the phase to its outcome. Never raises."""
         started = time.monotonic()
+        self._thread_started = time.thread_time()
         self._wall_at = started + self._limits.wall_time_s
         context: Any = None
         try:
@@ -176,6 +202,9 @@ class PhaseRun:
             jobs=self._jobs,
             cpu_time_s=self._js_used,
             wall_time_s=time.monotonic() - started,
+            host_time_s=self._host_s,
+            boundary_time_s=self._boundary_s,
+            truncated=self._trace_truncated,
         )
         return PhaseResult(outcome=outcome, trace=trace, isolation="in_process")
 
@@ -195,7 +224,7 @@ class PhaseRun:
                 "operations": operations,
                 "topicOperations": list(self._exposed.topic_operations),
                 "maxCalls": limits.max_host_calls,
-                "maxValueChars": limits.max_value_bytes,
+                "maxValueBytes": limits.max_value_bytes,
                 "maxLineChars": min(_MAX_LINE_CHARS, max(limits.max_log_bytes, 1)),
                 "maxLogChars": limits.max_log_bytes,
                 "clock": determinism.clock_ms if determinism else None,
@@ -225,9 +254,20 @@ class PhaseRun:
 
     def _limit_failure(self, limit: Limit) -> LimitFailure:
         if limit is Limit.CPU_TIME:
-            text = f"the script ran for more than {self._limits.cpu_time_s} s of JS time"
+            cpu = time.thread_time() - self._thread_started
+            text = (
+                f"the script ran for more than {self._limits.cpu_time_s} s of JS time (time "
+                f"inside the engine; the thread used {cpu:.2f} s of CPU in this phase): look "
+                "for a loop that never ends or work that grows with its input"
+            )
         else:
-            text = f"the phase ran longer than its wall-clock limit of {self._limits.wall_time_s} s"
+            text = (
+                f"the phase ran longer than its wall-clock limit of {self._limits.wall_time_s} s: "
+                f"the script ran {self._js_used:.2f} s, ctx calls took {self._host_s:.2f} s and "
+                f"checking values at the sandbox boundary {self._boundary_s:.2f} s"
+            )
+            if self._host_s > self._js_used:
+                text += "; the time went to ctx calls: make fewer or smaller ones"
         return LimitFailure(limit=limit, message=text)
 
     def _entry_failure(self, exc: Exception) -> Outcome:
@@ -248,10 +288,22 @@ class PhaseRun:
                 message=f"the script contains a lone surrogate at offset {exc.start}; "
                 "it must be valid Unicode text"
             )
-        try:
-            arguments = _ENCODER.encode(request.handler_arguments())
-        except (TypeError, ValueError) as exc:
-            return InternalFailure(message=f"the handler's arguments are not JSON: {exc}")
+        texts = []
+        for root, value, cap in self._handler_values():
+            try:
+                texts.append(
+                    codec.encode(
+                        value, root=root, max_bytes=cap, max_depth=self._limits.max_value_depth
+                    )
+                )
+            except BoundaryError as exc:
+                return self._boundary_failure(
+                    exc,
+                    f"the {root} passed to {request.phase.value} of {request.handler!r} cannot "
+                    "enter the sandbox (an earlier run stored it): ",
+                    limit=Limit.STATE_SIZE if root == "state" else Limit.VALUE_SIZE,
+                )
+        arguments = "[" + ",".join(texts) + "]"
         context.set_memory_limit(self._limits.memory_bytes)
         context.set_max_stack_size(safe_stack_bytes(self._limits.stack_bytes))
         boot = _prelude_loader().load(context, self._enter)
@@ -261,7 +313,9 @@ class PhaseRun:
             self._dispatch, "run", module, request.handler, request.phase.value, arguments
         )
         if status:
-            return InternalFailure(message=f"the sandbox prelude refused to start: {status[:300]}")
+            return InternalFailure(
+                message=f"the sandbox prelude refused to start: {codec.cut(status, 300)}"
+            )
         while True:
             self._process(self._enter(self._dispatch, "drain"))
             if self._enter(context.execute_pending_job):
@@ -283,44 +337,111 @@ class PhaseRun:
                 "for a promise that nothing will settle"
             )
 
+    def _handler_values(self) -> list[tuple[str, JsonValue, int]]:
+        request, limits = self._request, self._limits
+        values = request.handler_arguments()
+        if request.phase in (HandlerPhase.PRODUCER, HandlerPhase.PREPARE):
+            return [("state", values[0], limits.max_state_bytes)]
+        cap = limits.max_value_bytes + ARGUMENT_ENVELOPE
+        roots = ("prepared", "mutationResult")
+        return [(root, value, cap) for root, value in zip(roots, values, strict=False)]
+
+    def _boundary_failure(
+        self,
+        exc: BoundaryError,
+        prefix: str,
+        *,
+        limit: Limit = Limit.VALUE_SIZE,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> Outcome:
+        where = {"line": line, "column": column}
+        if exc.rule == "depth":
+            return LimitFailure(limit=Limit.VALUE_DEPTH, message=prefix + exc.message, **where)
+        if exc.rule == "size":
+            return LimitFailure(limit=limit, message=prefix + exc.message, **where)
+        return LogicFailure(message=prefix + exc.message, **where)
+
+    def _line_failure(self, line: str, exc: BoundaryError) -> Outcome:
+        call = _CALL_NAME.match(line)
+        if call is not None:
+            name = str(json.loads(call[1]))
+            stack_at = line.rfind(',"')
+            stack = line[stack_at + 1 : -1] if stack_at > call.end() else '""'
+            try:
+                where = script_location(str(json.loads(stack)))
+            except ValueError:
+                where = (None, None)
+            return self._boundary_failure(
+                exc, f"ctx.{name}: the arguments: ", line=where[0], column=where[1]
+            )
+        phase = self._request.phase
+        limit = Limit.STATE_SIZE if phase in _STATE_PHASES else Limit.VALUE_SIZE
+        prefix = f"{phase.value} of {self._request.handler!r} returned a value that cannot leave "
+        line_at, column_at = self._handler_at
+        return self._boundary_failure(
+            exc, prefix + "the sandbox: ", limit=limit, line=line_at, column=column_at
+        )
+
+    def _decode(self, line: str) -> list[Any]:
+        """One outbox line, checked on its text before it is parsed.
+
+        A line nested deeper than the limit but within `_PARSE_DEPTH` is parsed so that
+        the check of its value can name the path that is too deep.
+        """
+        limits = self._limits
+        started = time.perf_counter()
+        try:
+            try:
+                codec.scan(
+                    line,
+                    what="the value",
+                    max_bytes=max(limits.max_value_bytes, limits.max_state_bytes),
+                    max_depth=limits.max_value_depth + 1,
+                    envelope=_LINE_ENVELOPE,
+                )
+            except BoundaryError as exc:
+                if exc.rule != "depth" or codec.depth_exceeds(line, _PARSE_DEPTH):
+                    raise
+            record = codec.loads(line, what="the value")
+        except BoundaryError as exc:
+            _finish(self._line_failure(line, exc))
+        finally:
+            self._boundary_s += time.perf_counter() - started
+        if not isinstance(record, list) or not record:
+            _finish(InternalFailure(message="the sandbox prelude broke its protocol"))
+        return record
+
     def _process(self, text: str) -> None:
         if not text:
             return
-        records: list[tuple[str, Any]] = []
-        for line in text.split("\n"):
-            if not line:
-                continue
-            try:
-                records.append((line, json.loads(line)))
-            except (RecursionError, ValueError):
-                _finish(
-                    LimitFailure(
-                        limit=Limit.VALUE_DEPTH,
-                        message="a value crossing the sandbox boundary nests too deeply",
-                    )
-                )
+        lines = [line for line in text.split("\n") if line]
         mutation_at = None
         if self._mutation is None and self._can_mutate:
-            mutation_at = next(
-                (
-                    index
-                    for index, (_, record) in enumerate(records)
-                    if isinstance(record[0], int) and self._allowed.is_mutation(record[1])
-                ),
-                None,
-            )
-        for index, (line, record) in enumerate(records):
+            for index, line in enumerate(lines):
+                call = _CALL_NAME.match(line)
+                if call is not None and self._allowed.is_mutation(str(json.loads(call[1]))):
+                    mutation_at = index
+                    break
+        for index, line in enumerate(lines):
+            record = self._decode(line)
             head = record[0]
             if head == "log":
                 self._log(record[1], record[2])
             elif head == "!":
-                _finish(LimitFailure(limit=Limit(record[1]), message=str(record[2])))
+                at, column = script_location(str(record[3]) if len(record) > 3 else "")
+                limit = Limit(record[1])
+                _finish(LimitFailure(limit=limit, message=str(record[2]), line=at, column=column))
+            elif head == "site":
+                line_at, column_at = record[1], record[2]
+                if isinstance(line_at, int) and isinstance(column_at, int):
+                    self._handler_at = (line_at, column_at)
             elif head == "late":
                 self._drop([0, record[1], None, record[2]], "called after the mutation call")
             elif head == "done":
                 if self._mutation is not None:
                     _finish(self._mutation)
-                self._complete(line, record)
+                self._complete(record)
             elif head == "fail":
                 self._fail(record[1])
             elif self._mutation is not None:
@@ -328,7 +449,7 @@ class PhaseRun:
             elif mutation_at is not None and index < mutation_at:
                 self._drop(record, "not awaited before the mutation call, which ends the phase")
             else:
-                self._call(line, record)
+                self._call(record)
 
     def _fail(self, description: dict[str, Any]) -> NoReturn:
         outcome = outcome_for_thrown(description, memory_bytes=self._limits.memory_bytes)
@@ -341,60 +462,139 @@ class PhaseRun:
         _finish(outcome)
 
     def _log(self, level: str, text: str) -> None:
-        if self._console_chars >= self._limits.max_log_bytes:
+        if self._log_closed:
             return
-        self._console_chars += len(text)
+        text = codec.clean_text(str(text))
+        size = len(text.encode("utf-8"))
+        if self._log_bytes + size > self._limits.max_log_bytes:
+            self._log_closed = True
+            notice = f"[console output truncated: more than {self._limits.max_log_bytes} bytes]"
+            self._console.append(ConsoleLine(level="warn", text=notice))
+            return
+        self._log_bytes += size
         self._console.append(ConsoleLine(level=level, text=text))
 
+    def _traced(self, *values: JsonValue, size: int | None = None) -> bool:
+        """Whether `values` (of `size` bytes, measured if not given) still fit in the trace
+        budget; they are charged when they do."""
+        if self._trace_truncated:
+            return False
+        if size is None:
+            size = sum(codec.measure(value) for value in values)
+        if self._trace_bytes + size > self._limits.max_trace_bytes:
+            self._trace_truncated = True
+            return False
+        self._trace_bytes += size
+        return True
+
     def _drop(self, record: list[Any], reason: str) -> None:
-        line, _ = script_location(record[3])
+        line, _ = script_location(str(record[3]))
+        args = record[2]
+        try:
+            codec.check(args, root="arguments", max_bytes=2**62, max_depth=2**30)
+        except BoundaryError:
+            args = None
+        if not self._traced(args):
+            args = None
         self._calls.append(
-            HostCall(name=record[1], arguments=record[2], status="dropped", error=reason, line=line)
+            HostCall(name=str(record[1]), arguments=args, status="dropped", error=reason, line=line)
         )
 
-    def _complete(self, line: str, record: list[Any]) -> None:
+    def _complete(self, record: list[Any]) -> None:
         returned = len(record) > 1
         value = record[1] if returned else None
-        if self._request.phase in _STATE_PHASES:
-            limit, cap = Limit.STATE_SIZE, self._limits.max_state_bytes
+        phase = self._request.phase
+        if phase in _STATE_PHASES:
+            limit, cap, root = Limit.STATE_SIZE, self._limits.max_state_bytes, "state"
         else:
-            limit, cap = Limit.VALUE_SIZE, self._limits.max_value_bytes
-        if len(line) - 9 > cap:
-            _finish(
-                LimitFailure(
-                    limit=limit,
-                    message=f"the {self._request.phase.value} result is larger than {cap} "
-                    "characters of JSON",
-                )
+            limit, cap, root = Limit.VALUE_SIZE, self._limits.max_value_bytes, "result"
+        started = time.perf_counter()
+        try:
+            codec.check(value, root=root, max_bytes=cap, max_depth=self._limits.max_value_depth)
+        except BoundaryError as exc:
+            prefix = (
+                f"{phase.value} of {self._request.handler!r} returned a value that cannot "
+                "leave the sandbox: "
             )
-        depth = json_depth(value, self._limits.max_value_depth, text=line)
-        if depth > self._limits.max_value_depth:
-            _finish(self._too_deep(f"the {self._request.phase.value} result"))
+            line_at, column_at = self._handler_at
+            _finish(
+                self._boundary_failure(exc, prefix, limit=limit, line=line_at, column=column_at)
+            )
+        finally:
+            self._boundary_s += time.perf_counter() - started
         _finish(Completed(result=value, returned=returned))
-
-    def _too_deep(self, what: str) -> LimitFailure:
-        return LimitFailure(
-            limit=Limit.VALUE_DEPTH,
-            message=f"{what} nests deeper than {self._limits.max_value_depth} levels",
-        )
 
     def _refuse(self, name: str, args: JsonValue, outcome: Outcome, line: int | None) -> NoReturn:
         error = getattr(outcome, "message", outcome.kind)
+        if not self._traced(args):
+            args = None
         self._calls.append(
             HostCall(name=name, arguments=args, status="refused", error=error, line=line)
         )
         _finish(outcome)
 
-    def _call(self, raw: str, record: list[Any]) -> None:
+    def _check_arguments(self, name: str, args: Any, site: _Site) -> int:
+        """The canonical size of a call's argument list, after the boundary checks."""
+        limits = self._limits
+        cap = limits.max_value_bytes
+        if name == "publish":
+            cap -= PUBLISH_RESERVE
+        started = time.perf_counter()
+        try:
+            return codec.check(
+                args,
+                root="arguments",
+                roots=_ROOTS.get(name, ("argument",)),
+                max_bytes=cap,
+                max_depth=limits.max_value_depth,
+            )
+        except BoundaryError as exc:
+            prefix = f"ctx.{name}: "
+            if exc.rule == "size" and name == "publish":
+                prefix += (
+                    f"a published event may use {cap} bytes of JSON ({limits.max_value_bytes} "
+                    f"less {PUBLISH_RESERVE} for what the host adds when it is read back): "
+                )
+            outcome = self._boundary_failure(exc, prefix, line=site.line, column=site.column)
+            self._refuse(name, None, outcome, site.line)
+        finally:
+            self._boundary_s += time.perf_counter() - started
+
+    def _count_publish(self, size: int, site: _Site) -> None:
+        limits = self._limits
+        self._publishes += 1
+        self._published_bytes += size
+        where = {"line": site.line, "column": site.column}
+        if self._publishes > limits.max_publishes:
+            outcome = LimitFailure(
+                limit=Limit.PUBLISHES,
+                message=f"more than {limits.max_publishes} ctx.publish calls in one run "
+                "(max_publishes); publish fewer, larger events or spread the work over runs",
+                **where,
+            )
+            self._refuse("publish", None, outcome, site.line)
+        if self._published_bytes > limits.max_published_bytes:
+            outcome = LimitFailure(
+                limit=Limit.PUBLISHED_BYTES,
+                message=f"the events published in this run exceed {limits.max_published_bytes} "
+                "bytes of JSON in total (max_published_bytes); publish ids or summaries "
+                "instead of whole records",
+                **where,
+            )
+            self._refuse("publish", None, outcome, site.line)
+
+    def _call(self, record: list[Any]) -> None:
+        if len(record) != 4 or not isinstance(record[2], list):
+            _finish(InternalFailure(message="the sandbox prelude broke its protocol"))
         request_id, name, args, stack = record
-        site = _Site(stack)
+        name, site = str(name), _Site(str(stack))
         limits = self._limits
         try:
             operation = self._allowed.check(name)
         except KeepError as exc:
             self._refuse(
                 name,
-                args,
+                None,
                 outcome_for_host_error(exc, name, line=site.line, column=site.column),
                 site.line,
             )
@@ -411,21 +611,7 @@ class PhaseRun:
                 ),
                 site.line,
             )
-        if len(raw) > limits.max_value_bytes and len(json.dumps(args)) > limits.max_value_bytes:
-            self._refuse(
-                name,
-                None,
-                LimitFailure(
-                    limit=Limit.VALUE_SIZE,
-                    message=f"the arguments of ctx.{name} exceed {limits.max_value_bytes} "
-                    "characters of JSON",
-                    line=site.line,
-                    column=site.column,
-                ),
-                site.line,
-            )
-        if json_depth(args, limits.max_value_depth + 1, text=raw) > limits.max_value_depth + 1:
-            self._refuse(name, None, self._too_deep(f"the arguments of ctx.{name}"), site.line)
+        size = self._check_arguments(name, args, site)
         try:
             if operation is None:
                 arguments: JsonValue = topic_arguments(
@@ -446,6 +632,8 @@ class PhaseRun:
                 outcome_for_host_error(exc, name, line=site.line, column=site.column),
                 site.line,
             )
+        if name == "publish":
+            self._count_publish(size, site)
         if operation is not None and self._allowed.is_mutation(name):
             connector, _, op_name = name.partition(".")
             assert isinstance(arguments, dict)
@@ -457,20 +645,23 @@ class PhaseRun:
                 column=site.column,
             )
             return
-        self._perform(request_id, name, arguments, site)
+        self._perform(request_id, name, arguments, site, size)
 
-    def _perform(self, request_id: int, name: str, arguments: JsonValue, site: _Site) -> None:
+    def _perform(
+        self, request_id: int, name: str, arguments: JsonValue, site: _Site, size: int
+    ) -> None:
         started = time.perf_counter()
         try:
             result = self._host.call(name, arguments)
         except Exception as exc:
             duration = time.perf_counter() - started
+            self._host_s += duration
             outcome = outcome_for_host_error(exc, name, line=site.line, column=site.column)
             error = getattr(outcome, "message", str(exc))
             self._calls.append(
                 HostCall(
                     name=name,
-                    arguments=arguments,
+                    arguments=arguments if self._traced(arguments) else None,
                     status="failed",
                     error=error,
                     duration_s=duration,
@@ -478,39 +669,46 @@ class PhaseRun:
                 )
             )
             _finish(outcome)
-        duration = time.perf_counter() - started
+        checked = time.perf_counter()
+        duration = checked - started
+        self._host_s += duration
+        try:
+            payload, result_size = codec.encode_sized(
+                result,
+                root="result",
+                max_bytes=self._limits.max_value_bytes,
+                max_depth=self._limits.max_value_depth,
+            )
+        except BoundaryError as exc:
+            if exc.is_limit:
+                prefix = f"the result of ctx.{name}: "
+                outcome = self._boundary_failure(exc, prefix, line=site.line, column=site.column)
+            else:
+                outcome = InternalFailure(
+                    message=f"ctx.{name} returned a value the sandbox cannot pass to the "
+                    f"script: {exc.message}"
+                )
+            self._refuse(name, arguments, outcome, site.line)
+        finally:
+            self._boundary_s += time.perf_counter() - checked
+        kept = self._traced(arguments, result, size=size + result_size)
         self._calls.append(
             HostCall.model_construct(
                 name=name,
-                arguments=arguments,
+                arguments=arguments if kept else None,
                 status="ok",
-                result=result,
+                result=result if kept else None,
                 error=None,
                 duration_s=duration,
                 line=None,
             )
         )
-        try:
-            payload = _ENCODER.encode(result)
-        except (TypeError, ValueError, RecursionError) as exc:
-            _finish(InternalFailure(message=f"ctx.{name} returned a value that is not JSON: {exc}"))
-        if len(payload) > self._limits.max_value_bytes:
-            _finish(
-                LimitFailure(
-                    limit=Limit.VALUE_SIZE,
-                    message=f"the result of ctx.{name} is larger than "
-                    f"{self._limits.max_value_bytes} characters of JSON",
-                    line=site.line,
-                    column=site.column,
-                )
-            )
-        depth = json_depth(result, self._limits.max_value_depth, text=payload)
-        if depth > self._limits.max_value_depth:
-            _finish(self._too_deep(f"the result of ctx.{name}"))
         status = self._enter(self._dispatch, "settle", request_id, payload)
         if status:
             _finish(
-                InternalFailure(message=f"the sandbox could not settle ctx.{name}: {status[:300]}")
+                InternalFailure(
+                    message=f"the sandbox could not settle ctx.{name}: {codec.cut(status, 300)}"
+                )
             )
 
 

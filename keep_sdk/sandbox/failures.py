@@ -17,6 +17,7 @@ from keep_sdk.errors import (
     UncertainOutcome,
 )
 from keep_sdk.model import FailureKind
+from keep_sdk.sandbox.codec import cut
 from keep_sdk.sandbox.outcome import (
     CallFailed,
     InternalFailure,
@@ -38,7 +39,7 @@ __all__ = [
 PRELUDE_PAD: Final = 20_000
 """Columns of padding before the one-line prelude: its frames are ``<input>:1:<col > PAD>``."""
 
-_FRAME = re.compile(r"<input>:(\d+):(\d+)")
+_FRAME = re.compile(r"^\s*at (?:.* \()?<input>:(\d+):(\d+)\)?$", re.MULTILINE)
 _STACK_OVERFLOW = "Maximum call stack size exceeded"
 
 
@@ -55,7 +56,11 @@ class RelayedOutcome(Exception):
 
 
 def script_location(stack: str) -> tuple[int | None, int | None]:
-    """The first frame of `stack` that lies in the workflow script (not in the prelude)."""
+    """The first frame of `stack` that lies in the workflow script (not in the prelude).
+
+    A frame's location is read only at the end of its line, so a function named like a
+    frame (``"f (<input>:99:1)"``) cannot move it.
+    """
     for match in _FRAME.finditer(stack):
         line, column = int(match[1]), int(match[2])
         if line == 1 and column > PRELUDE_PAD:
@@ -114,7 +119,8 @@ _ALLOCATION_REFUSED: Final = frozenset(
 
 def _limit_for(name: str, message: str, value: str) -> Limit | None:
     if value == "null" or (
-        name in ("InternalError", "RangeError") and message in _ALLOCATION_REFUSED
+        name in ("InternalError", "RangeError")
+        and (message in _ALLOCATION_REFUSED or message.startswith("out of memory"))
     ):
         return Limit.MEMORY
     if name == "RangeError" and message.startswith(_STACK_OVERFLOW):
@@ -163,7 +169,7 @@ def outcome_for_engine_exception(exc: BaseException, *, memory_bytes: int) -> Ou
     text = str(exc)
     first = text.split("\n", 1)[0]
     line, column = script_location(text)
-    if first == "null" or first == "InternalError: out of memory":
+    if first == "null" or first.startswith("InternalError: out of memory"):
         return LimitFailure(
             limit=Limit.MEMORY,
             message=f"the script ran out of memory (limit {memory_bytes} bytes)",
@@ -189,9 +195,9 @@ def outcome_for_engine_exception(exc: BaseException, *, memory_bytes: int) -> Ou
                 column=column,
             )
         return LogicFailure(
-            message=f"an exception escaped the promise machinery: {first[:500]}",
+            message=f"an exception escaped the promise machinery: {cut(first, 500)}",
             error_name=name,
             line=line,
             column=column,
         )
-    return InternalFailure(message=f"the engine failed: {type(exc).__name__}: {first[:500]}")
+    return InternalFailure(message=f"the engine failed: {type(exc).__name__}: {cut(first, 500)}")

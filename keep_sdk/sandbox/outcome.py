@@ -11,7 +11,7 @@ import datetime as dt
 from enum import StrEnum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.errors import (
@@ -26,8 +26,10 @@ from keep_sdk.errors import (
     UncertainOutcome,
 )
 from keep_sdk.model import FailureKind, HandlerPhase, HostPolicy
+from keep_sdk.sandbox.codec import clean_text, cut
 
 __all__ = [
+    "MESSAGE_LIMIT",
     "CallFailed",
     "Completed",
     "ConsoleLine",
@@ -37,12 +39,31 @@ __all__ = [
     "Limit",
     "LimitFailure",
     "LogicFailure",
+    "Message",
     "MutationRequested",
     "Outcome",
     "PhaseRequest",
     "PhaseResult",
     "Trace",
 ]
+
+
+MESSAGE_LIMIT = 2_000
+"""Code points kept of any message or error text an outcome or trace carries."""
+
+
+def _bounded(text: str) -> str:
+    return cut(clean_text(text), MESSAGE_LIMIT)
+
+
+Message = Annotated[str, AfterValidator(_bounded)]
+"""Text for people: lone surrogates replaced by U+FFFD, cut at `MESSAGE_LIMIT` code points."""
+
+_LINE_LIMIT = 8_192
+
+
+def _line(text: str) -> str:
+    return cut(clean_text(text), _LINE_LIMIT + 20)
 
 
 class _Frozen(BaseModel):
@@ -61,6 +82,8 @@ class Limit(StrEnum):
     VALUE_SIZE = "value_size"
     VALUE_DEPTH = "value_depth"
     STATE_SIZE = "state_size"
+    PUBLISHES = "publishes"
+    PUBLISHED_BYTES = "published_bytes"
 
 
 class Determinism(_Frozen):
@@ -117,7 +140,7 @@ class ConsoleLine(_Frozen):
     """One captured ``console.*`` call."""
 
     level: Literal["log", "info", "debug", "warn", "error"]
-    text: str
+    text: Annotated[str, AfterValidator(_line)]
 
 
 class HostCall(_Frozen):
@@ -133,7 +156,7 @@ class HostCall(_Frozen):
     arguments: JsonValue = None
     status: Literal["ok", "failed", "refused", "requested", "dropped"]
     result: JsonValue = None
-    error: str | None = None
+    error: Message | None = None
     duration_s: float = 0.0
     line: int | None = None
 
@@ -148,6 +171,14 @@ class Trace(_Frozen):
         default=0.0, description="JS time: wall-clock time spent inside the engine."
     )
     wall_time_s: float = 0.0
+    host_time_s: float = Field(default=0.0, description="Time spent performing ctx calls.")
+    boundary_time_s: float = Field(
+        default=0.0, description="Time spent checking and decoding values at the boundary."
+    )
+    truncated: bool = Field(
+        default=False,
+        description="Arguments and results of later calls were left out (max_trace_bytes).",
+    )
 
 
 class _Located(_Frozen):
@@ -199,7 +230,7 @@ class LogicFailure(_Located):
     """The script failed: it threw, broke a rule of its phase, or misused a ctx call."""
 
     kind: Literal["logic_error"] = "logic_error"
-    message: str
+    message: Message
     error_name: str | None = Field(default=None, description="JS error class, if any.")
 
     def to_error(self, request: PhaseRequest | None = None) -> KeepError | None:
@@ -212,7 +243,7 @@ class LimitFailure(_Located):
 
     kind: Literal["limit_exceeded"] = "limit_exceeded"
     limit: Limit
-    message: str
+    message: Message
 
     def to_error(self, request: PhaseRequest | None = None) -> KeepError | None:
         """The matching `LimitExceeded`."""
@@ -228,7 +259,7 @@ class CallFailed(_Located):
     kind: Literal["call_failed"] = "call_failed"
     operation: str
     failure: FailureKind
-    message: str
+    message: Message
     retry_after: float | None = None
     permission: str | None = Field(default=None, description="The missing permission, if known.")
 
@@ -249,7 +280,7 @@ class InternalFailure(_Frozen):
     """The sandbox or the host interface failed; not the script's fault."""
 
     kind: Literal["internal_error"] = "internal_error"
-    message: str
+    message: Message
 
     def to_error(self, request: PhaseRequest | None = None) -> KeepError | None:
         """The matching `InternalError`."""

@@ -13,8 +13,9 @@
 // - the outbox is a string of lines, each one JSON array:
 //     [id, "name", [args...], "stack"]               a ctx call (args serialized at call time)
 //     ["log", "level", "text"]                       console output
-//     ["!", "limit", "detail"]                       a limit the script hit (host is authority)
+//     ["!", "limit", "detail", "stack"]              a limit the script hit (host is authority)
 //     ["late", "name", "stack"]                      a ctx call refused after the mutation call
+//     ["site", line, column]                         where the handler function is defined
 //     ["done", value] / ["fail", {name, message, stack}]   the handler settled
 // - the prelude relies only on functions captured here, before user code runs.
 (function keepPrelude() {
@@ -37,11 +38,17 @@
   const then = PromiseC.prototype.then;
   const StringC = String;
   const strSlice = StringC.prototype.slice;
+  const charCodeAt = StringC.prototype.charCodeAt;
+  const isWellFormed = StringC.prototype.isWellFormed;
+  const toWellFormed = StringC.prototype.toWellFormed;
   const ErrorC = Error;
   const TypeErrorC = TypeError;
   const RangeErrorC = RangeError;
   const EvalErrorC = EvalError;
   const errorStackGetter = getOwnPropertyDescriptor(ErrorC.prototype, "stack").get;
+  const functionPrototype = getPrototypeOf(function () {});
+  const lineOf = getOwnPropertyDescriptor(functionPrototype, "lineNumber");
+  const columnOf = getOwnPropertyDescriptor(functionPrototype, "columnNumber");
   const OriginalDate = Date;
   const dateToString = OriginalDate.prototype.toString;
 
@@ -49,8 +56,13 @@
     return apply(strSlice, text, [0]);
   }
 
+  // Cut at `limit` UTF-16 units, never inside a surrogate pair, with a marker.
   function cut(text, limit) {
-    return text.length > limit ? flat(apply(strSlice, text, [0, limit])) + "…" : flat(text);
+    if (text.length <= limit) return flat(text);
+    let end = limit;
+    const last = apply(charCodeAt, text, [end - 1]);
+    if (last >= 0xd800 && last <= 0xdbff) end = end - 1;
+    return flat(apply(strSlice, text, [0, end])) + "…[truncated]";
   }
 
   return function boot(configText) {
@@ -67,11 +79,11 @@
     let definition;
 
     function emit(line) {
-      outbox = outbox + line + "\n";
+      outbox = outbox + (apply(isWellFormed, line, []) ? line : apply(toWellFormed, line, [])) + "\n";
     }
 
-    function flag(limit, detail) {
-      emit('["!",' + stringify(limit) + "," + stringify(detail) + "]");
+    function flag(limit, detail, site) {
+      emit('["!",' + stringify(limit) + "," + stringify(detail) + "," + stringify(site === undefined ? "" : site) + "]");
     }
 
     function stackOf(error) {
@@ -184,9 +196,11 @@
         emit('["late",' + stringify(name) + "," + stringify(cut(apply(errorStackGetter, late, []), 1000)) + "]");
         throw late;
       }
+      const probe = new ErrorC();
+      const site = cut(apply(errorStackGetter, probe, []), 1000);
       calls = calls + 1;
       if (calls > config.maxCalls) {
-        if (calls === config.maxCalls + 1) flag("host_calls", "more than " + config.maxCalls + " ctx calls");
+        if (calls === config.maxCalls + 1) flag("host_calls", "more than " + config.maxCalls + " ctx calls", site);
         throw new RangeErrorC("too many ctx calls: at most " + config.maxCalls + " per phase");
       }
       let encoded = "[";
@@ -194,12 +208,10 @@
         encoded = encoded + (i === 0 ? "" : ",") + encodeArgument(argumentList[i], name);
       }
       encoded = encoded + "]";
-      if (encoded.length > config.maxValueChars) {
-        flag("value_size", "the arguments of ctx." + name + " are " + encoded.length + " characters of JSON");
-        throw new RangeErrorC("the arguments of ctx." + name + " exceed " + config.maxValueChars + " characters of JSON");
+      if (encoded.length > 2 * config.maxValueBytes) {
+        flag("value_size", "the arguments of ctx." + name + " are more than " + config.maxValueBytes + " bytes of JSON, the limit; send less (page through it, keep ids instead of whole records)", site);
+        throw new RangeErrorC("the arguments of ctx." + name + " exceed " + config.maxValueBytes + " bytes of JSON");
       }
-      const probe = new ErrorC();
-      const site = cut(apply(errorStackGetter, probe, []), 1000);
       const id = nextId;
       nextId = id + 1;
       let settle;
@@ -276,11 +288,7 @@
       }
       text = cut(text, config.maxLineChars);
       logChars = logChars + text.length;
-      if (logChars > config.maxLogChars) {
-        logClosed = true;
-        emit('["log","warn",' + stringify("[console output truncated at " + config.maxLogChars + " characters]") + "]");
-        return;
-      }
+      if (logChars > config.maxLogChars) logClosed = true;
       emit('["log",' + stringify(level) + "," + stringify(text) + "]");
     }
 
@@ -319,9 +327,22 @@
       return [fn, consumer];
     }
 
+    function site(fn) {
+      try {
+        const line = apply(lineOf.get, fn, []);
+        const column = apply(columnOf.get, fn, []);
+        if (typeof line === "number" && typeof column === "number") {
+          emit('["site",' + stringify(line) + "," + stringify(column) + "]");
+        }
+      } catch (ignored) {
+        return;
+      }
+    }
+
     function begin(handler, phase, argumentList) {
       try {
         const found = locate(handler, phase);
+        site(found[0]);
         const callArguments = [buildCtx()];
         for (let i = 0; i < argumentList.length; i++) callArguments[i + 1] = argumentList[i];
         const returned = apply(found[0], found[1], callArguments);
@@ -430,6 +451,8 @@
     const functionPrototypes = disableCodeGeneration();
     const DateC = config.clock === null ? OriginalDate : installDeterminism(config.clock, config.seed);
 
+    delete JSON.rawJSON;
+    delete JSON.isRawJSON;
     delete G.FinalizationRegistry;
     delete G.WeakRef;
     delete G.SharedArrayBuffer;

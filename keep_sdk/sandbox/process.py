@@ -4,7 +4,9 @@ A worker survives nothing: a hang the in-process deadline somehow missed, an
 engine crash (SIGSEGV) or a runaway allocation ends with the worker killed or
 dead, and the parent returns an outcome. Host calls are relayed to the parent,
 which performs them with the runtime's host interface, so the worker holds no
-store, connector or credential.
+store, connector or credential. Messages travel as length-prefixed frames
+(`keep_sdk.sandbox.frames`), read in place in linear time and capped from the
+phase's policy; every host result passes the boundary codec before it is sent.
 """
 
 from __future__ import annotations
@@ -12,17 +14,20 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 from pydantic import JsonValue
 
 from keep_sdk.errors import InternalError
+from keep_sdk.model import SandboxLimits
+from keep_sdk.sandbox import codec
 from keep_sdk.sandbox.failures import outcome_for_host_error
+from keep_sdk.sandbox.frames import FrameError, FrameReader, FrameTimeout, write_frame
 from keep_sdk.sandbox.host import HostInterface
 from keep_sdk.sandbox.outcome import (
     HostCall,
@@ -39,6 +44,13 @@ __all__ = ["ProcessIsolation"]
 
 _DEFAULT_ADDRESS_SPACE: Final = 2 * 1024 * 1024 * 1024
 _READY_TIMEOUT_S: Final = 30.0
+_FRAME_SLACK: Final = 64 * 1024 * 1024
+
+
+def frame_cap(limits: SandboxLimits) -> int:
+    """The largest frame a worker may send for a phase under `limits`."""
+    values = limits.max_value_bytes + limits.max_state_bytes
+    return 4 * (values + limits.max_log_bytes + limits.max_trace_bytes) + _FRAME_SLACK
 
 
 class _WorkerGone(Exception):
@@ -64,45 +76,36 @@ class _Worker:
         assert self.process.stdin is not None
         assert self.process.stdout is not None
         self._stdin = self.process.stdin
-        self._fd = self.process.stdout.fileno()
-        self._buffer = b""
+        self.reader = FrameReader(self.process.stdout.fileno(), _FRAME_SLACK)
+        self.decode_s = 0.0
         self.runs = 0
 
     def send(self, message: dict[str, Any] | bytes) -> None:
         data = message if isinstance(message, bytes) else json.dumps(message).encode()
         try:
-            self._stdin.write(data + b"\n")
-            self._stdin.flush()
+            write_frame(self._stdin, data)
         except OSError as exc:
             raise _WorkerGone(self._death(f"the sandbox worker stopped reading: {exc}")) from None
 
-    def receive(self, deadline: float, wall_time_s: float) -> dict[str, Any]:
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.kill()
-                raise _WorkerGone(
-                    LimitFailure(
-                        limit=Limit.WALL_TIME,
-                        message="the phase ran longer than its wall-clock limit of "
-                        f"{wall_time_s} s; the sandbox worker was killed",
-                    )
-                )
-            ready, _, _ = select.select([self._fd], [], [], remaining)
-            if not ready:
-                continue
-            chunk = os.read(self._fd, 1 << 16)
-            if not chunk:
-                raise _WorkerGone(self._death("the sandbox worker died"))
-            self._buffer += chunk
-        line, _, self._buffer = self._buffer.partition(b"\n")
+    def receive(self, deadline: float, timed_out: Callable[[], Outcome]) -> dict[str, Any]:
+        """The next message; `timed_out()` builds the outcome when `deadline` passes."""
         try:
-            message: dict[str, Any] = json.loads(line)
+            frame = self.reader.read(deadline)
+        except FrameTimeout:
+            self.kill()
+            raise _WorkerGone(timed_out()) from None
+        except FrameError as exc:
+            raise _WorkerGone(self._death(f"the sandbox worker failed: {exc}")) from None
+        started = time.monotonic()
+        try:
+            message: dict[str, Any] = json.loads(frame)
         except ValueError:
             self.kill()
             raise _WorkerGone(
                 InternalFailure(message="the sandbox worker broke the protocol")
             ) from None
+        finally:
+            self.decode_s += time.monotonic() - started
         return message
 
     def _death(self, what: str) -> InternalFailure:
@@ -179,7 +182,12 @@ class ProcessIsolation:
 
     def _start(self) -> _Worker:
         worker = _Worker(self.address_space_bytes)
-        message = worker.receive(time.monotonic() + _READY_TIMEOUT_S, _READY_TIMEOUT_S)
+        message = worker.receive(
+            time.monotonic() + _READY_TIMEOUT_S,
+            lambda: InternalFailure(
+                message=f"the sandbox worker did not start within {_READY_TIMEOUT_S} s"
+            ),
+        )
         if message.get("type") != "ready":
             worker.kill()
             raise _WorkerGone(InternalFailure(message="the sandbox worker did not start"))
@@ -209,11 +217,17 @@ class ProcessIsolation:
             worker.kill()
 
     def run(self, request: PhaseRequest, host: HostInterface) -> PhaseResult:
-        """Run one phase in a worker; never raises. Host calls run here, in the caller's thread."""
+        """Run one phase in a worker; never raises. Host calls run here, in the caller's thread.
+
+        Every host result passes the boundary codec here before it is sent; the trace of a
+        worker that died lists its calls without their arguments and results.
+        """
         started = time.monotonic()
-        wall = request.policy.sandbox.wall_time_s
+        limits = request.policy.sandbox
+        wall = limits.wall_time_s
         deadline = started + wall + self.grace_s
         calls: list[HostCall] = []
+        host_s = [0.0]
         try:
             worker = self._take()
         except _WorkerGone as gone:
@@ -222,10 +236,25 @@ class ProcessIsolation:
             failure = InternalFailure(message=f"the sandbox worker could not start: {exc}")
             return PhaseResult(outcome=failure, isolation="process")
         worker.runs += 1
+        worker.reader.max_bytes = frame_cap(limits)
+        worker.reader.read_s = worker.decode_s = 0.0
+
+        def timed_out() -> LimitFailure:
+            elapsed = time.monotonic() - started
+            reading = worker.reader.read_s + worker.decode_s
+            rest = max(elapsed - host_s[0] - reading, 0.0)
+            return LimitFailure(
+                limit=Limit.WALL_TIME,
+                message=f"the phase ran longer than its wall-clock limit of {wall} s and its "
+                f"sandbox worker was killed after {elapsed:.2f} s: ctx calls in the host took "
+                f"{host_s[0]:.2f} s, reading the worker's messages {reading:.2f} s, and "
+                f"{rest:.2f} s went to the worker (the script and the engine)",
+            )
+
         try:
             worker.send({"type": "run", "request": request.model_dump(mode="json")})
             while True:
-                message = worker.receive(deadline, wall)
+                message = worker.receive(deadline, timed_out)
                 if message.get("type") == "done":
                     result = PhaseResult.model_validate(message["result"])
                     self._give_back(worker, result.outcome)
@@ -234,7 +263,10 @@ class ProcessIsolation:
                     raise _WorkerGone(
                         InternalFailure(message="the sandbox worker broke the protocol")
                     )
-                worker.send(self._relay(host, message["name"], message.get("arguments"), calls))
+                called = time.monotonic()
+                reply = self._relay(host, message["name"], message.get("arguments"), calls, limits)
+                host_s[0] += time.monotonic() - called
+                worker.send(reply)
         except _WorkerGone as gone:
             worker.kill()
             trace = Trace(calls=calls, wall_time_s=time.monotonic() - started)
@@ -242,7 +274,11 @@ class ProcessIsolation:
 
     @staticmethod
     def _relay(
-        host: HostInterface, name: str, arguments: JsonValue, calls: list[HostCall]
+        host: HostInterface,
+        name: str,
+        arguments: JsonValue,
+        calls: list[HostCall],
+        limits: SandboxLimits,
     ) -> bytes:
         started = time.perf_counter()
         try:
@@ -252,9 +288,8 @@ class ProcessIsolation:
             calls.append(
                 HostCall(
                     name=name,
-                    arguments=arguments,
                     status="failed",
-                    error=str(exc),
+                    error=getattr(outcome, "message", outcome.kind),
                     duration_s=time.perf_counter() - started,
                 )
             )
@@ -262,20 +297,30 @@ class ProcessIsolation:
         calls.append(
             HostCall(
                 name=name,
-                arguments=arguments,
                 status="ok",
-                result=value,
                 duration_s=time.perf_counter() - started,
             )
         )
         try:
-            return json.dumps(
-                {"type": "result", "ok": True, "value": value}, allow_nan=False
-            ).encode()
-        except (TypeError, ValueError, RecursionError) as exc:
-            return _failed(
-                InternalFailure(message=f"ctx.{name} returned a value that is not JSON: {exc}")
+            text = codec.encode(
+                value,
+                root="result",
+                max_bytes=limits.max_value_bytes,
+                max_depth=limits.max_value_depth,
             )
+        except codec.BoundaryError as exc:
+            message = f"the result of ctx.{name}: {exc.message}"
+            if exc.rule == "depth":
+                return _failed(LimitFailure(limit=Limit.VALUE_DEPTH, message=message))
+            if exc.rule == "size":
+                return _failed(LimitFailure(limit=Limit.VALUE_SIZE, message=message))
+            return _failed(
+                InternalFailure(
+                    message=f"ctx.{name} returned a value the sandbox cannot pass to the "
+                    f"script: {exc.message}"
+                )
+            )
+        return b'{"type":"result","ok":true,"value":' + text.encode("utf-8") + b"}"
 
 
 def _failed(outcome: Outcome) -> bytes:

@@ -1,8 +1,9 @@
 """The worker process: ``python -m keep_sdk.sandbox.worker [ADDRESS_SPACE_BYTES]``.
 
-Reads one JSON message per line on stdin and writes one per line on the original
-stdout (the script's own output cannot reach it: there is none, and Python's
-``sys.stdout`` is redirected to stderr). Protocol, parent → worker:
+Reads one JSON message per frame (`keep_sdk.sandbox.frames`: a 4-byte length, then
+the bytes) on stdin and writes one per frame on the original stdout (the script's
+own output cannot reach it: there is none, and Python's ``sys.stdout`` is
+redirected to stderr). Protocol, parent → worker:
 ``{"type": "run", "request": PhaseRequest}`` and, for each relayed host call,
 ``{"type": "result", "ok": true, "value": ...}`` or ``{"ok": false, "outcome": ...}``.
 Worker → parent: ``{"type": "ready"}`` once, ``{"type": "call", "name", "arguments"}``
@@ -21,6 +22,7 @@ from pydantic import JsonValue, TypeAdapter
 
 from keep_sdk.sandbox.engine import run_phase
 from keep_sdk.sandbox.failures import RelayedOutcome
+from keep_sdk.sandbox.frames import read_frame, write_frame
 from keep_sdk.sandbox.outcome import Outcome, PhaseRequest
 
 __all__ = ["RelayHost", "serve"]
@@ -31,34 +33,37 @@ _OUTCOME: TypeAdapter[Outcome] = TypeAdapter(Outcome)
 class RelayHost:
     """A host interface that forwards every call to the parent process and waits."""
 
-    def __init__(self, reader: IO[str], writer: IO[str]) -> None:
+    def __init__(self, reader: IO[bytes], writer: IO[bytes]) -> None:
         self._reader = reader
         self._writer = writer
 
     def call(self, name: str, arguments: JsonValue) -> JsonValue:
         """Send the call to the parent; return its value or raise `RelayedOutcome`."""
         _send(self._writer, {"type": "call", "name": name, "arguments": arguments})
-        line = self._reader.readline()
-        if not line:
+        frame = read_frame(self._reader)
+        if frame is None:
             raise SystemExit(0)
-        reply: dict[str, Any] = json.loads(line)
+        reply: dict[str, Any] = json.loads(frame)
         if reply.get("ok"):
             value: JsonValue = reply.get("value")
             return value
         raise RelayedOutcome(_OUTCOME.validate_python(reply["outcome"]))
 
 
-def _send(writer: IO[str], message: dict[str, Any]) -> None:
-    writer.write(json.dumps(message) + "\n")
-    writer.flush()
+def _send(writer: IO[bytes], message: dict[str, Any]) -> None:
+    try:
+        data = json.dumps(message, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        data = json.dumps(message).encode("ascii")
+    write_frame(writer, data)
 
 
-def serve(reader: IO[str], writer: IO[str]) -> None:
+def serve(reader: IO[bytes], writer: IO[bytes]) -> None:
     """Answer run requests until stdin closes."""
     host = RelayHost(reader, writer)
     _send(writer, {"type": "ready"})
-    for line in reader:
-        message = json.loads(line)
+    while (frame := read_frame(reader)) is not None:
+        message = json.loads(frame)
         if message.get("type") != "run":
             continue
         request = PhaseRequest.model_validate(message["request"])
@@ -71,10 +76,10 @@ def main(argv: list[str]) -> None:
     if len(argv) > 1:
         cap = int(argv[1])
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    protocol_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    serve(sys.stdin, protocol_out)
+    serve(sys.stdin.buffer, protocol_out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,86 @@
+"""Length-prefixed frames on the pipe between the parent and a sandbox worker.
+
+A frame is a 4-byte big-endian length followed by that many bytes (one JSON
+message). Reading is linear in the frame's size: the reader allocates the frame
+once and fills it in place, never rescanning or concatenating what it has read.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import struct
+import time
+from typing import IO, Final
+
+__all__ = ["FrameError", "FrameReader", "FrameTimeout", "read_frame", "write_frame"]
+
+_HEADER: Final = struct.Struct(">I")
+
+
+class FrameError(Exception):
+    """The peer closed the pipe or sent a frame over the size cap."""
+
+
+class FrameTimeout(Exception):
+    """The deadline passed before a whole frame arrived."""
+
+
+def write_frame(stream: IO[bytes], data: bytes) -> None:
+    """Write one frame and flush."""
+    stream.write(_HEADER.pack(len(data)))
+    stream.write(data)
+    stream.flush()
+
+
+def read_frame(stream: IO[bytes]) -> bytes | None:
+    """Read one frame from a blocking binary stream; None at end of stream."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    return data
+
+
+class FrameReader:
+    """Reads frames from a file descriptor under a deadline, refusing frames over `max_bytes`.
+
+    `read_s` accumulates the time spent waiting for and copying frame bytes.
+    """
+
+    def __init__(self, fd: int, max_bytes: int) -> None:
+        self._fd = fd
+        self.max_bytes = max_bytes
+        self.read_s = 0.0
+
+    def _fill(self, view: memoryview, deadline: float) -> None:
+        filled = 0
+        while filled < len(view):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise FrameTimeout
+            ready, _, _ = select.select([self._fd], [], [], remaining)
+            if not ready:
+                continue
+            count = os.readv(self._fd, [view[filled:]])
+            if count == 0:
+                raise FrameError("the pipe was closed")
+            filled += count
+
+    def read(self, deadline: float) -> bytes:
+        """The next frame; raises `FrameTimeout` at `deadline`, `FrameError` on EOF or a cap."""
+        header = bytearray(_HEADER.size)
+        self._fill(memoryview(header), deadline)
+        started = time.monotonic()
+        (size,) = _HEADER.unpack(header)
+        if size > self.max_bytes:
+            raise FrameError(f"a frame of {size} bytes is over the cap of {self.max_bytes}")
+        data = bytearray(size)
+        try:
+            self._fill(memoryview(data), deadline)
+        finally:
+            self.read_s += time.monotonic() - started
+        return bytes(data)
