@@ -71,9 +71,15 @@ def opened(
     *,
     doubles: Path | None = None,
     isolation: str = "in-process",
+    read_only: bool = False,
 ) -> Iterator[Installation]:
-    """The installation at `store_url`, closed when the block ends (whatever it raises)."""
-    installation = Installation.open(store_url, doubles=doubles, isolation=isolation)
+    """The installation at `store_url`, closed when the block ends (whatever it raises).
+
+    `read_only` (``status``, ``events``, ``runs``, ``ledger``): a missing store is an
+    error and nothing is created (`Installation.open`)."""
+    installation = Installation.open(
+        store_url, doubles=doubles, isolation=isolation, read_only=read_only
+    )
     try:
         yield installation
     finally:
