@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from itertools import count
 from pathlib import Path
 
@@ -34,31 +33,37 @@ MARKUP = [
 ]
 """Fragments that rich would read as markup, escapes or emoji codes, and plain words."""
 
-titles = st.lists(
-    st.one_of(
-        st.sampled_from(MARKUP),
-        st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=6),
-    ),
-    min_size=1,
-    max_size=8,
-).map("".join).filter(lambda t: t.strip() == t and t != "")
+titles = (
+    st.lists(
+        st.one_of(
+            st.sampled_from(MARKUP),
+            st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=6),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+    .map("".join)
+    .filter(lambda t: t.strip() == t and t != "")
+)
 
 
 @pytest.fixture(scope="module")
-def deployed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def deployed(tmp_path_factory: pytest.TempPathFactory) -> str:
     store = f"sqlite:///{tmp_path_factory.mktemp('escaping') / 'keep.db'}"
     inst = Installation.open(store, isolation="in-process")
     try:
         inst.runtime.deploy(DEMO.read_text(), name="invoices")
     finally:
         inst.close()
-    yield store
+    return store
 
 
 _ids = count()
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(title=titles)
 def test_event_titles_are_shown_literally_by_events_and_status(deployed: str, title: str) -> None:
     inst = Installation.open(deployed, isolation="in-process")

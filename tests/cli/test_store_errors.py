@@ -16,7 +16,8 @@ LOOKING = ("status", "events", "runs", "ledger")
 def one_line_error(done: Result, code: int, *needles: str) -> None:
     assert done.code == code, (done.out, done.err)
     lines = done.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), done.err
+    assert len(lines) == 1, done.err
+    assert lines[0].startswith("error: "), done.err
     assert "Traceback" not in done.err + done.out
     for needle in needles:
         assert needle in lines[0]
@@ -59,9 +60,7 @@ def test_a_broken_keep_db_is_one_line_for_every_command(tmp_path: Path, damage: 
     )
 
 
-@pytest.mark.parametrize(
-    "query", ["busy_timeout=abc", "busy_timeout=1e3", "synchronous=sometimes"]
-)
+@pytest.mark.parametrize("query", ["busy_timeout=abc", "busy_timeout=1e3", "synchronous=sometimes"])
 def test_bad_sqlite_url_options_are_one_line(tmp_path: Path, query: str) -> None:
     store = f"sqlite:///{tmp_path / 'x.db'}?{query}"
     one_line_error(
