@@ -42,6 +42,7 @@ __all__ = [
     "Installation",
     "default_doubles_path",
     "load_seed",
+    "open_checked_store",
     "sqlite_path",
 ]
 
@@ -91,6 +92,20 @@ def _opening(what: str) -> Iterator[None]:
             f"cannot open {what}: {_reason(exc)}; check the path and its permissions, and that "
             "it is a keep store (a SQLite file written by keep, or a PostgreSQL database)"
         ) from None
+
+
+def open_checked_store(url: str, *, plugins: KeepPlugins | None = None) -> Store:
+    """The store at `url` through `plugins` (default: the installed ones), read once so a
+    file that is not a keep store fails here; every failure is one `ConfigurationError`."""
+    with _opening(f"the store {url}"):
+        store = (plugins or default_plugins()).open_store(url)
+    try:
+        with _opening(f"the store {url}"):
+            store.list_workflows()
+    except BaseException:
+        store.close()
+        raise
+    return store
 
 
 def load_seed(path: Path) -> dict[str, Any]:
@@ -161,11 +176,8 @@ class Installation:
                 f"there is no keep store at {database} (nothing has run with --store {url}); "
                 "`keep run FILE --store URL` creates one"
             )
-        with _opening(f"the store {url}"):
-            store = plugins.open_store(url)
+        store = open_checked_store(url, plugins=plugins)
         try:
-            with _opening(f"the store {url}"):
-                store.list_workflows()
             backing = None if read_only else (doubles or default_doubles_path(url))
             options: dict[str, Mapping[str, Any]] = {}
             if backing is not None:

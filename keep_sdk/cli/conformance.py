@@ -27,9 +27,9 @@ def conformance_command(store_url: str, selection: str | None, as_json: bool) ->
     The suite writes workflows with fresh names; use a scratch database.
     Exits 1 when any test fails.
     """
-    from keep_sdk.stores import open_store
+    from keep_sdk.app import open_checked_store
 
-    open_store(store_url).close()
+    open_checked_store(store_url).close()
     try:
         report = run_store_suite(store_url, selection=selection)
     except ConfigurationError as exc:

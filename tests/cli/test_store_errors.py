@@ -118,3 +118,9 @@ def test_status_on_a_read_only_store_folder(tmp_path: Path) -> None:
     finally:
         folder.chmod(0o755)
         shutil.rmtree(folder)
+
+
+def test_conformance_on_a_file_that_is_not_a_store_is_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "keep.db"
+    db.write_text("not a database\n" * 200)
+    one_line_error(keep("conformance", "--store", f"sqlite:///{db}"), 1, "cannot open the store")
