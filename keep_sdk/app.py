@@ -156,14 +156,16 @@ class Installation:
         policy: HostPolicy | None = None,
         plugins: KeepPlugins | None = None,
         read_only: bool = False,
+        must_exist: bool = False,
     ) -> Installation:
         """Open the store at `store_url` (default ``sqlite:///.keep/keep.db``) with the
         connectors, rules, store schemes and observers of `plugins` (default: the
         installed plugins); built-in doubles are backed by `doubles` (or the default).
 
-        `read_only` is for looking: a SQLite store that does not exist is a
-        `ConfigurationError` (nothing is created: no file, no folder, no
-        ``doubles.db``; the doubles are in memory). A store or doubles file that
+        `must_exist` is for acting on what is there: a SQLite store that does not
+        exist is a `ConfigurationError` (no file or folder is created).
+        `read_only` is for looking: as `must_exist`, and the doubles are in
+        memory (no ``doubles.db`` is created or written). A store or doubles file that
         cannot be opened (not a database, truncated, bad URL options, a folder that
         cannot be created) is a `ConfigurationError` saying so, never a raw
         database error.
@@ -171,7 +173,7 @@ class Installation:
         url = store_url or DEFAULT_STORE_URL
         plugins = plugins or default_plugins()
         database = sqlite_path(url)
-        if read_only and database is not None and not database.is_file():
+        if (read_only or must_exist) and database is not None and not database.is_file():
             raise ConfigurationError(
                 f"there is no keep store at {database} (nothing has run with --store {url}); "
                 "`keep run FILE --store URL` creates one"

@@ -61,7 +61,7 @@ def _wait_option(func: F) -> F:
 @reports_errors
 def skip_command(store_url: str | None, event_id: str, reason: str | None, as_json: bool) -> None:
     """Never deliver the pending event EVENT_ID (ids: `keep events`)."""
-    with opened(store_url) as inst:
+    with opened(store_url, must_exist=True) as inst:
         event = inst.actions.skip_event(event_id, actor=actor(), reason=reason)
     if as_json:
         print_json(event)
@@ -121,7 +121,7 @@ def resolve_command(
             else "choose one of --retry, --didnt-happen or --skip"
         )
     [choice] = chosen
-    with opened(store_url, doubles=doubles, isolation=isolation) as inst:
+    with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
         run = inst.store.get_run(run_id)
         actions, who = inst.actions, actor()
         with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
@@ -153,7 +153,7 @@ def resolve_command(
 @reports_errors
 def pause_command(workflow: str, store_url: str | None, reason: str | None) -> None:
     """Stop new runs of WORKFLOW until `keep resume`."""
-    with opened(store_url) as inst:
+    with opened(store_url, must_exist=True) as inst:
         inst.actions.pause(workflow, actor=actor(), reason=reason)
     click.echo(f"paused {workflow}; runs already waiting stay as they are")
 
@@ -164,7 +164,7 @@ def pause_command(workflow: str, store_url: str | None, reason: str | None) -> N
 @reports_errors
 def resume_command(workflow: str, store_url: str | None) -> None:
     """Let WORKFLOW run again after `keep pause`."""
-    with opened(store_url) as inst:
+    with opened(store_url, must_exist=True) as inst:
         inst.actions.resume(workflow, actor=actor())
     click.echo(f"resumed {workflow}")
 
@@ -190,7 +190,7 @@ def grant_command(
     PERMISSION must be one a connector declares (`keep connectors`); a typo is
     refused with a did-you-mean (exit 2).
     """
-    with opened(store_url, doubles=doubles, isolation=isolation) as inst:
+    with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
         check_permissions(inst, [permission], param_hint="PERMISSION")
         with inst.holding(workflow, worker=_cli_worker(), wait_s=wait):
             resumed = inst.actions.grant(workflow, permission, actor=actor())
@@ -210,7 +210,7 @@ def revoke_command(workflow: str, permission: str, store_url: str | None, as_jso
 
     Exit 1 when WORKFLOW was never granted PERMISSION.
     """
-    with opened(store_url) as inst:
+    with opened(store_url, must_exist=True) as inst:
         record = inst.actions.revoke(workflow, permission, actor=actor())
     if as_json:
         print_json(record)

@@ -56,7 +56,7 @@ def publish_command(
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise click.UsageError(f"{where}: {first['msg']}") from None
-    with opened(store_url) as inst:
+    with opened(store_url, must_exist=True) as inst:
         target = workflow or inst.actions.workflow_for_topic(topic)
         result = inst.actions.publish(target, publication, actor=actor())
     if as_json:

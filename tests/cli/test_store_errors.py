@@ -124,3 +124,21 @@ def test_conformance_on_a_file_that_is_not_a_store_is_one_line(tmp_path: Path) -
     db = tmp_path / "keep.db"
     db.write_text("not a database\n" * 200)
     one_line_error(keep("conformance", "--store", f"sqlite:///{db}"), 1, "cannot open the store")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("skip", "evt_x"),
+        ("resolve", "run_x", "--skip"),
+        ("pause", "w"),
+        ("resume", "w"),
+        ("grant", "w", "sheets.write"),
+        ("revoke", "w", "sheets.write"),
+        ("publish", "t", "--message-id", "m", "--title", "T"),
+    ],
+)
+def test_acting_on_a_missing_store_creates_nothing(tmp_path: Path, args: tuple[str, ...]) -> None:
+    store = f"sqlite:///{tmp_path / 'nowhere' / 'keep.db'}"
+    one_line_error(keep(*args, "--store", store), 1, "there is no keep store")
+    assert list(tmp_path.iterdir()) == []
