@@ -174,10 +174,12 @@ class Installation:
         plugins = plugins or default_plugins()
         database = sqlite_path(url)
         if (read_only or must_exist) and database is not None and not database.is_file():
-            raise ConfigurationError(
-                f"there is no keep store at {database} (nothing has run with --store {url}); "
-                "`keep run FILE --store URL` creates one"
+            hint = (
+                f"`keep run FILE --store {url}` creates it"
+                if store_url
+                else "`keep run FILE` here creates it, or give --store URL"
             )
+            raise ConfigurationError(f"there is no keep store at {database}; {hint}")
         store = open_checked_store(url, plugins=plugins)
         try:
             backing = None if read_only else (doubles or default_doubles_path(url))
