@@ -14,6 +14,7 @@ unless ``--doubles PATH`` says where.
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -23,15 +24,17 @@ from typing import Any
 
 import yaml
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import ServiceDouble
-from keep_sdk.errors import ActionRefused, ConfigurationError
+from keep_sdk.connectors.builtin.seeding import Seed, parse_seed
+from keep_sdk.errors import ActionRefused, ConfigurationError, KeepError
 from keep_sdk.model import HostPolicy
 from keep_sdk.plugins import KeepPlugins, default_plugins
 from keep_sdk.runtime import PersonActions, Runtime
 from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
-from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Scheduler
+from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Scheduler, StatusReport, build_status
 from keep_sdk.stores import DEFAULT_STORE_URL, Store, store_scheme
 
 __all__ = [
@@ -39,6 +42,8 @@ __all__ = [
     "Installation",
     "default_doubles_path",
     "load_seed",
+    "open_checked_store",
+    "sqlite_path",
 ]
 
 ISOLATIONS = ("process", "in-process")
@@ -48,18 +53,65 @@ for trusted scripts and tests."""
 _LEASE_POLL_S = 0.2
 
 
-def default_doubles_path(store_url: str) -> Path | None:
-    """``doubles.db`` next to a SQLite store file; None (in memory) for other stores."""
+def sqlite_path(store_url: str) -> Path | None:
+    """The file of a ``sqlite:///`` store URL; None for other stores (and unparsable URLs,
+    which opening the store reports)."""
     if store_scheme(store_url) != "sqlite":
         return None
-    database = make_url(store_url).database
-    if not database:
+    try:
+        database = make_url(store_url).database
+    except ArgumentError:
         return None
-    return Path(database).expanduser().parent / "doubles.db"
+    return Path(database).expanduser() if database else None
 
 
-def load_seed(path: Path) -> dict[str, dict[str, Any]]:
-    """Read connector data (JSON or YAML): ``{connector name: state document}``."""
+def default_doubles_path(store_url: str) -> Path | None:
+    """``doubles.db`` next to a SQLite store file; None (in memory) for other stores."""
+    database = sqlite_path(store_url)
+    return None if database is None else database.parent / "doubles.db"
+
+
+def _reason(exc: BaseException) -> str:
+    original = getattr(exc, "orig", None)
+    if isinstance(exc, OSError):
+        where = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}"
+    return str(original if original is not None else exc).splitlines()[0]
+
+
+@contextmanager
+def _opening(what: str) -> Iterator[None]:
+    """Turn what a broken or unreachable store or doubles file raises while being opened
+    into one `ConfigurationError` that names it and the reason."""
+    try:
+        yield
+    except KeepError:
+        raise
+    except (SQLAlchemyError, sqlite3.Error, OSError, ValueError) as exc:
+        raise ConfigurationError(
+            f"cannot open {what}: {_reason(exc)}; check the path and its permissions, and that "
+            "it is a keep store (a SQLite file written by keep, or a PostgreSQL database)"
+        ) from None
+
+
+def open_checked_store(url: str, *, plugins: KeepPlugins | None = None) -> Store:
+    """The store at `url` through `plugins` (default: the installed ones), read once so a
+    file that is not a keep store fails here; every failure is one `ConfigurationError`."""
+    with _opening(f"the store {url}"):
+        store = (plugins or default_plugins()).open_store(url)
+    try:
+        with _opening(f"the store {url}"):
+            store.list_workflows()
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def load_seed(path: Path) -> dict[str, Any]:
+    """Read a seed file (JSON or YAML): ``{connector name: data, "faults": [...]}``.
+
+    Only the syntax is checked here; `Installation.check_seed` checks the shape."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -68,7 +120,7 @@ def load_seed(path: Path) -> dict[str, dict[str, Any]]:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise ConfigurationError(f"the seed file {path} is not valid JSON/YAML: {exc}") from None
-    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+    if not isinstance(data, dict):
         raise ConfigurationError(
             f"the seed file {path} must map connector names to their data, such as "
             '{"gmail": {"messages": [...]}, "sheets": {"spreadsheets": {...}}}'
@@ -103,20 +155,44 @@ class Installation:
         isolation: str = "process",
         policy: HostPolicy | None = None,
         plugins: KeepPlugins | None = None,
+        read_only: bool = False,
+        must_exist: bool = False,
     ) -> Installation:
         """Open the store at `store_url` (default ``sqlite:///.keep/keep.db``) with the
         connectors, rules, store schemes and observers of `plugins` (default: the
-        installed plugins); built-in doubles are backed by `doubles` (or the default)."""
+        installed plugins); built-in doubles are backed by `doubles` (or the default).
+
+        `must_exist` is for acting on what is there: a SQLite store that does not
+        exist is a `ConfigurationError` (no file or folder is created).
+        `read_only` is for looking: as `must_exist`, and the doubles are in
+        memory (no ``doubles.db`` is created or written). A store or doubles file that
+        cannot be opened (not a database, truncated, bad URL options, a folder that
+        cannot be created) is a `ConfigurationError` saying so, never a raw
+        database error.
+        """
         url = store_url or DEFAULT_STORE_URL
         plugins = plugins or default_plugins()
-        store = plugins.open_store(url)
-        backing = doubles if doubles is not None else default_doubles_path(url)
-        options: dict[str, Mapping[str, Any]] = {}
-        if backing is not None:
-            for name, klass in plugins.connectors().items():
-                if issubclass(klass, ServiceDouble):
-                    options[name] = {"backing": backing}
-        connectors = plugins.connector_set(**options)
+        database = sqlite_path(url)
+        if (read_only or must_exist) and database is not None and not database.is_file():
+            hint = (
+                f"`keep run FILE --store {url}` creates it"
+                if store_url
+                else "`keep run FILE` here creates it, or give --store URL"
+            )
+            raise ConfigurationError(f"there is no keep store at {database}; {hint}")
+        store = open_checked_store(url, plugins=plugins)
+        try:
+            backing = None if read_only else (doubles or default_doubles_path(url))
+            options: dict[str, Mapping[str, Any]] = {}
+            if backing is not None:
+                for name, klass in plugins.connectors().items():
+                    if issubclass(klass, ServiceDouble):
+                        options[name] = {"backing": backing}
+            with _opening(f"the connectors' data file {backing}"):
+                connectors = plugins.connector_set(**options)
+        except BaseException:
+            store.close()
+            raise
         runtime = Runtime(
             store,
             connectors,
@@ -126,6 +202,25 @@ class Installation:
             observe=plugins.notify,
         )
         return cls(url, store, connectors, runtime, backing)
+
+    def reconcilable(self, connector: str, operation: str) -> bool:
+        """Whether ``connector.operation`` can reconcile (False for an unknown one)."""
+        try:
+            return self.connectors.operation(connector, operation).reconcilable
+        except KeepError:
+            return False
+
+    def status(self, *, workflow: str | None = None, limit: int = 10) -> StatusReport:
+        """`keep_sdk.scheduler.build_status` of this installation: what came in, what went
+        out, what waits, with complete commands for this store."""
+        return build_status(
+            self.store,
+            store_url=self.store_url,
+            workflow=workflow,
+            limit=limit,
+            now=self.runtime.now(),
+            reconcilable=self.reconcilable,
+        )
 
     @property
     def actions(self) -> PersonActions:
@@ -162,18 +257,48 @@ class Installation:
         finally:
             scheduler.close()
 
-    def seed(self, data: Mapping[str, Mapping[str, Any]]) -> list[str]:
-        """Give connectors their data; returns the names seeded. Unknown names are an error."""
-        seeded = []
-        for name, document in data.items():
-            connector = self.connectors[name]
-            if not isinstance(connector, ServiceDouble):
-                raise ConfigurationError(
-                    f"connector {name!r} is not a built-in double; only doubles take seed data"
-                )
-            connector.seed(dict(document))
-            seeded.append(name)
-        return seeded
+    def _doubles(self) -> dict[str, ServiceDouble]:
+        return {
+            name: connector
+            for name in self.connectors
+            if isinstance(connector := self.connectors[name], ServiceDouble)
+        }
+
+    def check_seed(self, document: Any, *, source: str = "the seed data") -> Seed:
+        """Check a seed document (`load_seed`) before anything is deployed or written:
+        known doubles, each one's data shape, faults of the seedable kinds on operations
+        the double has. Raises `ConfigurationError` naming `source` and the bad value."""
+        doubles = self._doubles()
+        seed = parse_seed(document, doubles=doubles, source=source)
+        for fault in seed.faults:
+            if fault.operation is not None:
+                try:
+                    doubles[fault.connector].operation(fault.operation.removeprefix("reconcile:"))
+                except KeepError as exc:
+                    raise ConfigurationError(f"{source}: faults: {exc}") from None
+        return seed
+
+    def seed(
+        self, document: Any, *, replace: bool = False, source: str = "the seed data"
+    ) -> list[str]:
+        """Give the built-in doubles their data and inject the faults the document declares;
+        returns the connector names seeded.
+
+        The document is checked first (`check_seed`). By default the data is
+        merged into what each double holds (`keep_sdk.connectors.builtin.seeding.merge`:
+        nothing is lost); with `replace` each top-level key is replaced."""
+        seed = self.check_seed(document, source=source)
+        doubles = self._doubles()
+        for name, data in seed.data.items():
+            if replace:
+                doubles[name].seed(data)
+            else:
+                doubles[name].merge_seed(data)
+        for fault in seed.faults:
+            doubles[fault.connector].faults.inject(
+                fault.kind, operation=fault.operation, times=fault.times, delay_s=fault.delay_s
+            )
+        return list(seed.data)
 
     def close(self) -> None:
         """Stop worker processes and release the store's connections."""

@@ -21,7 +21,7 @@ from keep_sdk.cli.options import (
     opened,
     store_option,
 )
-from keep_sdk.cli.support import actor, print_json, reports_errors
+from keep_sdk.cli.support import actor, check_permissions, print_json, reports_errors
 from keep_sdk.model import RunStatus
 from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S
 
@@ -30,6 +30,7 @@ __all__ = [
     "pause_command",
     "resolve_command",
     "resume_command",
+    "revoke_command",
     "skip_command",
 ]
 
@@ -60,7 +61,7 @@ def _wait_option(func: F) -> F:
 @reports_errors
 def skip_command(store_url: str | None, event_id: str, reason: str | None, as_json: bool) -> None:
     """Never deliver the pending event EVENT_ID (ids: `keep events`)."""
-    with opened(store_url) as inst:
+    with opened(store_url, must_exist=True) as inst:
         event = inst.actions.skip_event(event_id, actor=actor(), reason=reason)
     if as_json:
         print_json(event)
@@ -72,20 +73,17 @@ def skip_command(store_url: str | None, event_id: str, reason: str | None, as_js
 @click.argument("run_id")
 @click.option(
     "--retry",
-    "choice",
-    flag_value="retry",
+    is_flag=True,
     help="Ask again whether the change happened (escalated), or retry a failed run.",
 )
 @click.option(
     "--didnt-happen",
-    "choice",
-    flag_value="didnt-happen",
+    is_flag=True,
     help="The change did not happen: make it again with the same inputs.",
 )
 @click.option(
     "--skip",
-    "choice",
-    flag_value="skip",
+    is_flag=True,
     help="Give up on the change: next runs with {status: 'skipped'}.",
 )
 @store_option
@@ -96,17 +94,34 @@ def skip_command(store_url: str | None, event_id: str, reason: str | None, as_js
 @reports_errors
 def resolve_command(
     run_id: str,
-    choice: str | None,
+    retry: bool,
+    didnt_happen: bool,
+    skip: bool,
     store_url: str | None,
     doubles: Path | None,
     isolation: str,
     wait: float,
     as_json: bool,
 ) -> None:
-    """Decide about a run that waits for a person (ids: `keep status` or `keep runs`)."""
-    if choice is None:
-        raise click.UsageError("choose one of --retry, --didnt-happen or --skip")
-    with opened(store_url, doubles=doubles, isolation=isolation) as inst:
+    """Decide about a run that waits for a person (ids: `keep status` or `keep runs`).
+
+    Exactly one of --retry, --didnt-happen and --skip; giving two is refused
+    (exit 2) before anything is read or written.
+    """
+    chosen = [
+        name
+        for name, given in (("retry", retry), ("didnt-happen", didnt_happen), ("skip", skip))
+        if given
+    ]
+    if len(chosen) != 1:
+        given = " and ".join(f"--{c}" for c in chosen)
+        raise click.UsageError(
+            f"{given} exclude each other; choose one of --retry, --didnt-happen or --skip"
+            if chosen
+            else "choose one of --retry, --didnt-happen or --skip"
+        )
+    [choice] = chosen
+    with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
         run = inst.store.get_run(run_id)
         actions, who = inst.actions, actor()
         with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
@@ -138,7 +153,7 @@ def resolve_command(
 @reports_errors
 def pause_command(workflow: str, store_url: str | None, reason: str | None) -> None:
     """Stop new runs of WORKFLOW until `keep resume`."""
-    with opened(store_url) as inst:
+    with opened(store_url, must_exist=True) as inst:
         inst.actions.pause(workflow, actor=actor(), reason=reason)
     click.echo(f"paused {workflow}; runs already waiting stay as they are")
 
@@ -149,7 +164,7 @@ def pause_command(workflow: str, store_url: str | None, reason: str | None) -> N
 @reports_errors
 def resume_command(workflow: str, store_url: str | None) -> None:
     """Let WORKFLOW run again after `keep pause`."""
-    with opened(store_url) as inst:
+    with opened(store_url, must_exist=True) as inst:
         inst.actions.resume(workflow, actor=actor())
     click.echo(f"resumed {workflow}")
 
@@ -170,12 +185,35 @@ def grant_command(
     isolation: str,
     wait: float,
 ) -> None:
-    """Grant PERMISSION (such as sheets.write) to WORKFLOW; runs waiting for it continue."""
-    with (
-        opened(store_url, doubles=doubles, isolation=isolation) as inst,
-        inst.holding(workflow, worker=_cli_worker(), wait_s=wait),
-    ):
-        resumed = inst.actions.grant(workflow, permission, actor=actor())
+    """Grant PERMISSION (such as sheets.write) to WORKFLOW; runs waiting for it continue.
+
+    PERMISSION must be one a connector declares (`keep connectors`); a typo is
+    refused with a did-you-mean (exit 2).
+    """
+    with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
+        check_permissions(inst, [permission], param_hint="PERMISSION")
+        with inst.holding(workflow, worker=_cli_worker(), wait_s=wait):
+            resumed = inst.actions.grant(workflow, permission, actor=actor())
     click.echo(f"granted {permission} to {workflow}")
     for run in resumed:
         click.echo(f"  run {run.id} ({run.handler}) is now {run.status.value}")
+
+
+@click.command("revoke")
+@click.argument("workflow")
+@click.argument("permission")
+@store_option
+@json_option
+@reports_errors
+def revoke_command(workflow: str, permission: str, store_url: str | None, as_json: bool) -> None:
+    """Take PERMISSION back from WORKFLOW; runs that need it afterwards wait for `keep grant`.
+
+    Exit 1 when WORKFLOW was never granted PERMISSION.
+    """
+    with opened(store_url, must_exist=True) as inst:
+        record = inst.actions.revoke(workflow, permission, actor=actor())
+    if as_json:
+        print_json(record)
+    else:
+        kept = ", ".join(record.grants) or "nothing"
+        click.echo(f"revoked {permission} from {workflow}; it keeps: {kept}")

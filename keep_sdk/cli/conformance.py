@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from keep_sdk.cli.support import EXIT_PROBLEM, reports_errors
+from keep_sdk.cli.text import console as text_console
+from keep_sdk.cli.text import line, styled
 from keep_sdk.conformance.store_suite import SuiteReport, run_store_suite
 from keep_sdk.errors import ConfigurationError
 
@@ -26,9 +27,9 @@ def conformance_command(store_url: str, selection: str | None, as_json: bool) ->
     The suite writes workflows with fresh names; use a scratch database.
     Exits 1 when any test fails.
     """
-    from keep_sdk.stores import open_store
+    from keep_sdk.app import open_checked_store
 
-    open_store(store_url).close()
+    open_checked_store(store_url).close()
     try:
         report = run_store_suite(store_url, selection=selection)
     except ConfigurationError as exc:
@@ -42,7 +43,7 @@ def conformance_command(store_url: str, selection: str | None, as_json: bool) ->
 
 
 def _print_table(report: SuiteReport) -> None:
-    console = Console()
+    console = text_console()
     table = Table(title=f"Store conformance: {report.store}")
     for column in ("area", "passed", "failed", "skipped"):
         table.add_column(column, justify="left" if column == "area" else "right")
@@ -50,4 +51,4 @@ def _print_table(report: SuiteReport) -> None:
         table.add_row(area.area, str(area.passed), str(area.failed), str(area.skipped))
     console.print(table)
     for name, message in report.failures.items():
-        console.print(f"[red]FAILED[/red] {name}: {message}", markup=True, highlight=False)
+        console.print(line(styled("FAILED", "red"), f" {name}: {message}"), soft_wrap=True)

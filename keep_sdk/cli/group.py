@@ -15,11 +15,13 @@ from keep_sdk.cli.actions import (
     pause_command,
     resolve_command,
     resume_command,
+    revoke_command,
     skip_command,
 )
 from keep_sdk.cli.conformance import conformance_command
 from keep_sdk.cli.connectors import call_command, connectors_command
 from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
+from keep_sdk.cli.publish import publish_command
 from keep_sdk.cli.run import run_command, worker_command
 from keep_sdk.cli.schema import schema_command
 from keep_sdk.cli.support import keep_version
@@ -52,6 +54,8 @@ COMMANDS: tuple[click.Command, ...] = (
     pause_command,
     resume_command,
     grant_command,
+    revoke_command,
+    publish_command,
 )
 """Every ``keep`` command, in the order they were added."""
 

@@ -1,4 +1,7 @@
-"""``keep status`` and ``keep events|runs|ledger``: rich tables for people, JSON with ``--json``."""
+"""``keep status`` and ``keep events|runs|ledger``: text for people, JSON with ``--json``.
+
+They only look: a missing store is an error, and nothing is created (no store, folder or
+``doubles.db``)."""
 
 from __future__ import annotations
 
@@ -8,14 +11,14 @@ from typing import Any
 import click
 from pydantic import TypeAdapter
 from rich.console import Console
-from rich.table import Table
 
 from keep_sdk.app import Installation
 from keep_sdk.cli.options import json_option, opened, store_option
 from keep_sdk.cli.support import print_json, reports_errors
-from keep_sdk.cli.views import event_table, ledger_table, render_status, run_table
+from keep_sdk.cli.text import console
+from keep_sdk.cli.views import print_events, print_ledger, print_runs, render_status
 from keep_sdk.model import Event, EventStatus, LedgerEntry, LedgerStatus, RunRecord, RunStatus
-from keep_sdk.scheduler import StatusReport, build_status
+from keep_sdk.scheduler import StatusReport
 
 __all__ = ["events_command", "ledger_command", "runs_command", "status_command"]
 
@@ -34,25 +37,19 @@ __all__ = ["events_command", "ledger_command", "runs_command", "status_command"]
 @reports_errors
 def status_command(store_url: str | None, workflow: str | None, limit: int, as_json: bool) -> None:
     """What came in, what went out, and what waits for you (and why)."""
-    with opened(store_url) as inst:
-        report: StatusReport = build_status(
-            inst.store,
-            store_url=inst.store_url,
-            workflow=workflow,
-            limit=limit,
-            now=inst.runtime.now(),
-        )
+    with opened(store_url, read_only=True) as inst:
+        report: StatusReport = inst.status(workflow=workflow, limit=limit)
     if as_json:
         print_json(report)
     else:
-        render_status(report, Console())
+        render_status(report, console())
 
 
 def _listing(
     name: str,
     help_text: str,
     fetch: Callable[[Installation, str | None, str | None, int | None], list[Any]],
-    table: Callable[[list[Any]], Table],
+    show: Callable[[list[Any], Console], None],
     adapter: TypeAdapter[Any],
     statuses: list[str],
 ) -> click.Command:
@@ -70,12 +67,12 @@ def _listing(
         limit: int | None,
         as_json: bool,
     ) -> None:
-        with opened(store_url) as inst:
+        with opened(store_url, read_only=True) as inst:
             rows = fetch(inst, workflow, status, limit)
         if as_json:
             click.echo(adapter.dump_json(rows, indent=2, by_alias=True).decode())
         else:
-            Console().print(table(rows))
+            show(rows, console())
 
     return command
 
@@ -109,7 +106,7 @@ events_command = _listing(
     "events",
     "Events in publish order (the most recent with --limit), by title and status.",
     _events,
-    event_table,
+    print_events,
     TypeAdapter(list[Event]),
     [s.value for s in EventStatus],
 )
@@ -117,7 +114,7 @@ runs_command = _listing(
     "runs",
     "Runs in creation order (the most recent with --limit): phase, status and error.",
     _runs,
-    run_table,
+    print_runs,
     TypeAdapter(list[RunRecord]),
     [s.value for s in RunStatus],
 )
@@ -125,7 +122,7 @@ ledger_command = _listing(
     "ledger",
     "The mutation ledger: every change a run made or tried to make, with its outcome.",
     _ledger,
-    ledger_table,
+    print_ledger,
     TypeAdapter(list[LedgerEntry]),
     [s.value for s in LedgerStatus],
 )

@@ -71,9 +71,21 @@ def opened(
     *,
     doubles: Path | None = None,
     isolation: str = "in-process",
+    read_only: bool = False,
+    must_exist: bool = False,
 ) -> Iterator[Installation]:
-    """The installation at `store_url`, closed when the block ends (whatever it raises)."""
-    installation = Installation.open(store_url, doubles=doubles, isolation=isolation)
+    """The installation at `store_url`, closed when the block ends (whatever it raises).
+
+    `read_only` (``status``, ``events``, ``runs``, ``ledger``): a missing store is an
+    error and nothing is created; `must_exist` (a person's actions): a missing store
+    is an error (`Installation.open`)."""
+    installation = Installation.open(
+        store_url,
+        doubles=doubles,
+        isolation=isolation,
+        read_only=read_only,
+        must_exist=must_exist,
+    )
     try:
         yield installation
     finally:

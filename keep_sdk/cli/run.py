@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from keep_sdk.app import load_seed
 from keep_sdk.cli.options import (
@@ -22,16 +23,20 @@ from keep_sdk.cli.options import (
 )
 from keep_sdk.cli.support import (
     EXIT_PROBLEM,
+    EXIT_USAGE,
     actor,
+    check_permissions,
     fail,
     loaded_plugins,
     print_json,
+    read_text,
     reports_errors,
 )
-from keep_sdk.cli.views import render_status
-from keep_sdk.errors import ScriptRejected
+from keep_sdk.cli.text import console, line, styled
+from keep_sdk.cli.views import at, render_status
+from keep_sdk.errors import ConfigurationError, ScriptRejected
 from keep_sdk.model import RunStatus
-from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Activity, Scheduler, build_status
+from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Activity, Scheduler
 
 __all__ = ["run_command", "worker_command"]
 
@@ -47,6 +52,11 @@ _FAILED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL)
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="JSON/YAML file of data for the built-in connectors: {gmail: {...}, sheets: {...}}.",
+)
+@click.option(
+    "--seed-replace",
+    is_flag=True,
+    help="Replace each connector's top-level keys with the seed's instead of merging.",
 )
 @click.option(
     "--grant",
@@ -65,6 +75,7 @@ def run_command(
     store_url: str | None,
     until_idle: bool,
     seed: Path | None,
+    seed_replace: bool,
     grants: tuple[str, ...],
     name: str | None,
     doubles: Path | None,
@@ -73,15 +84,16 @@ def run_command(
 ) -> None:
     """Validate FILE, deploy it (a new version when it changed) and run it.
 
-    A script with errors is refused with the validator's diagnostics. Then the
+    A script with errors, a seed file of the wrong shape or a permission no
+    connector declares is refused before anything is deployed. Then the
     scheduler runs producers, consumers, retries and reconciliations as they
     fall due: until nothing is due (--until-idle) or until Ctrl-C, with a live
     view. Afterwards `keep status` shows what came in and what went out.
     """
     from keep_sdk.validator import render_text
 
-    source = file.read_text(encoding="utf-8")
-    out = Console(stderr=as_json)
+    source = read_text(file)
+    out = console(stderr=as_json)
     try:
         workflow = loaded_plugins().load_workflow(source, filename=str(file))
     except ScriptRejected as exc:
@@ -92,11 +104,19 @@ def run_command(
     if not workflow_name:
         fail(f'{file} declares no name; add name: "..." to Keep.workflow({{...}}) or --name')
     with opened(store_url, doubles=doubles, isolation=isolation) as inst:
+        check_permissions(inst, grants, param_hint="--grant")
+        document = None
+        if seed is not None:
+            try:
+                document = load_seed(seed)
+                inst.check_seed(document, source=str(seed))
+            except ConfigurationError as exc:
+                fail(f"{exc} (nothing was deployed)", code=EXIT_USAGE)
         version, deployed = inst.runtime.deploy_if_changed(
             source, name=workflow_name, filename=str(file)
         )
-        if seed is not None:
-            inst.seed(load_seed(seed))
+        if document is not None:
+            inst.seed(document, replace=seed_replace, source=str(seed))
         for permission in grants:
             inst.store.grant_permission(workflow_name, permission, actor=actor())
         if not as_json:
@@ -104,7 +124,8 @@ def run_command(
                 f"deployed as version {version}" if deployed else f"unchanged (version {version})"
             )
             out.print(
-                f"[bold]{workflow_name}[/bold] {what}; store {inst.store_url}", soft_wrap=True
+                line(styled(workflow_name, "bold"), f" {what}; store {inst.store_url}"),
+                soft_wrap=True,
             )
         scheduler = inst.scheduler()
         activities: list[Activity] = []
@@ -114,14 +135,12 @@ def run_command(
             def record(activity: Activity) -> None:
                 activities.append(activity)
                 if not as_json:
-                    out.print(f"  {activity.describe()}", highlight=False, soft_wrap=True)
+                    out.print(line("  ", activity.describe()), soft_wrap=True)
 
             scheduler.run_forever(stop=stop, on_activity=record, on_idle=stop.set)
         else:
             activities = _run_live(scheduler, out, quiet=as_json)
-        report = build_status(
-            inst.store, store_url=inst.store_url, workflow=workflow_name, now=inst.runtime.now()
-        )
+        report = inst.status(workflow=workflow_name)
         failed = [a for a in activities if a.run is not None and a.run.status in _FAILED]
         if as_json:
             print_json(
@@ -149,7 +168,7 @@ def _run_live(scheduler: Scheduler, console: Console, *, quiet: bool) -> list[Ac
         view.add_column("time")
         view.add_column("what happened")
         for item in activities[-15:]:
-            view.add_row(f"{item.at:%H:%M:%S}", item.describe())
+            view.add_row(at(item.at), Text(item.describe()))
         view.caption = caption
         return view
 
@@ -164,7 +183,7 @@ def _run_live(scheduler: Scheduler, console: Console, *, quiet: bool) -> list[Ac
 
             def idle() -> None:
                 upcoming = scheduler.next_due()
-                when = f"next due: {upcoming:%Y-%m-%d %H:%M:%S} UTC" if upcoming else "idle"
+                when = f"next due: {at(upcoming)}" if upcoming else "idle"
                 live.update(table(when))
 
             scheduler.run_forever(stop=stop, on_activity=record, on_idle=idle)
@@ -217,7 +236,7 @@ def worker_command(
         click.echo(f"worker {scheduler.worker} on {inst.store_url}", err=True)
 
         def report(activity: Activity) -> None:
-            click.echo(f"{activity.at:%H:%M:%S} {activity.describe()}")
+            click.echo(f"{at(activity.at)} {activity.describe()}")
 
         def idle() -> None:
             if until_idle:

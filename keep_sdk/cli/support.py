@@ -9,26 +9,32 @@ from __future__ import annotations
 
 import getpass
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 from pydantic import BaseModel
 
-from keep_sdk.errors import KeepError
+from keep_sdk.errors import ActionRefused, KeepError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from keep_sdk.app import Installation
     from keep_sdk.plugins import KeepPlugins
 
 __all__ = [
     "EXIT_PROBLEM",
     "EXIT_USAGE",
     "actor",
+    "check_permissions",
+    "decode",
     "fail",
     "keep_version",
     "loaded_plugins",
     "print_json",
+    "read_text",
     "reports_errors",
 ]
 
@@ -91,3 +97,32 @@ def print_json(value: Any) -> None:
         click.echo(value.model_dump_json(indent=2, by_alias=True))
     else:
         click.echo(json.dumps(value, indent=2, default=str))
+
+
+def check_permissions(inst: Installation, permissions: Iterable[str], *, param_hint: str) -> None:
+    """Refuse as bad usage (exit 2, with a did-you-mean) any permission no connector declares."""
+    for permission in permissions:
+        try:
+            inst.actions.check_permission(permission)
+        except ActionRefused as exc:
+            raise click.BadParameter(str(exc), param_hint=param_hint) from None
+
+
+def decode(data: bytes, name: str) -> str:
+    """`data` as UTF-8 text (a BOM is dropped); exit 2 with one line when it is not."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        fail(
+            f"{name} is not UTF-8 text (byte {exc.start}): save it as UTF-8 and try again",
+            code=EXIT_USAGE,
+        )
+
+
+def read_text(path: Path) -> str:
+    """The UTF-8 text of `path`; exit 2 with one line when it cannot be read or decoded."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {path}: {exc.strerror or exc}", code=EXIT_USAGE)
+    return decode(data, str(path))

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import click
 
-from keep_sdk.cli.support import EXIT_PROBLEM, EXIT_USAGE, fail, keep_version, loaded_plugins
+from keep_sdk.cli.support import (
+    EXIT_PROBLEM,
+    EXIT_USAGE,
+    decode,
+    fail,
+    keep_version,
+    loaded_plugins,
+)
 from keep_sdk.model import HostPolicy
 from keep_sdk.validator import Report, render_json, render_sarif, render_text
 
@@ -24,23 +31,13 @@ class _Script:
     source: str
 
 
-def _decode(data: bytes, name: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        fail(
-            f"{name} is not UTF-8 text (byte {exc.start}): save it as UTF-8 and try again",
-            code=EXIT_USAGE,
-        )
-
-
 def _read(paths: tuple[str, ...]) -> list[_Script]:
     scripts: list[_Script] = []
     for given in paths:
         if given == "-":
             with click.open_file("-", "rb") as stream:
                 data = stream.read()
-            scripts.append(_Script("-", _decode(data, "standard input")))
+            scripts.append(_Script("-", decode(data, "standard input")))
             continue
         path = Path(given)
         if path.is_dir():
@@ -56,7 +53,7 @@ def _read(paths: tuple[str, ...]) -> list[_Script]:
                 data = file.read_bytes()
             except OSError as exc:
                 fail(f"cannot read {file}: {exc.strerror or exc}", code=EXIT_USAGE)
-            scripts.append(_Script(str(file), _decode(data, str(file))))
+            scripts.append(_Script(str(file), decode(data, str(file))))
     return scripts
 
 

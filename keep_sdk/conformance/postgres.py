@@ -7,6 +7,12 @@ Used by keep-sdk's own tests and reusable by a store plugin's tests::
     ...
     server.stop()
 
+Run as root, the server runs as the ``postgres`` user, which cannot enter a
+root-only folder such as pytest's ``/tmp/pytest-of-root``. The server's files
+then live in a fresh folder under the system temporary directory (given to
+``postgres``, removed by `stop`) instead of `directory`; no permission of any
+other folder is changed.
+
 When the environment variable ``KEEP_TEST_POSTGRES_URL`` is set,
 `postgres_server_from_env` uses that server instead of starting one. Missing
 binaries raise `PostgresUnavailable` with a message saying what to install:
@@ -20,6 +26,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,9 +81,7 @@ def _as_postgres_user(command: list[str]) -> list[str]:
     return [runuser, "-u", "postgres", "--", *command]
 
 
-def _chown_to_postgres(path: Path) -> None:
-    if os.geteuid() != 0:
-        return
+def _postgres_ids() -> tuple[int, int]:
     import pwd
 
     try:
@@ -85,14 +90,28 @@ def _chown_to_postgres(path: Path) -> None:
         raise PostgresUnavailable(
             "running as root, but there is no `postgres` user to run the server as"
         ) from None
-    for current in [path, *path.rglob("*")]:
-        os.chown(current, entry.pw_uid, entry.pw_gid)
-    parent = path.parent
-    while parent != parent.parent:
-        mode = parent.stat().st_mode
-        if not mode & 0o001:
-            os.chmod(parent, mode | 0o001)
-        parent = parent.parent
+    return entry.pw_uid, entry.pw_gid
+
+
+def _server_home(directory: Path) -> tuple[Path, bool]:
+    """Where the server's files go, and whether this module created it (and removes it).
+
+    Not root: `directory`. Root: a new folder under the system temporary directory,
+    owned by ``postgres``; every folder above it must already let others through,
+    otherwise `PostgresUnavailable` says so (nothing is chmod-ed)."""
+    if os.geteuid() != 0:
+        return directory, False
+    uid, gid = _postgres_ids()
+    base = Path(tempfile.gettempdir()).resolve()
+    for folder in (base, *base.parents):
+        if not folder.stat().st_mode & 0o001:
+            raise PostgresUnavailable(
+                f"running as root, the server runs as postgres, which cannot pass {folder}; "
+                "set TMPDIR to a folder every user can reach (such as /tmp)"
+            )
+    home = Path(tempfile.mkdtemp(prefix="keep-pg-", dir=base))
+    os.chown(home, uid, gid)
+    return home, True
 
 
 @dataclass
@@ -103,16 +122,22 @@ class PostgresServer:
     data_dir: Path | None = None
     bin_dir: Path | None = None
     databases: list[str] = field(default_factory=list)
+    owned_dir: Path | None = None
+    """A folder `start` created for the server (run as root), removed by `stop`."""
 
     @classmethod
     def start(cls, directory: Path) -> PostgresServer:
-        """initdb into `directory` and start a server on a free loopback port."""
+        """initdb into `directory` (as root: a folder of its own under the system temporary
+        directory, see the module) and start a server on a free loopback port."""
         bin_dir = find_postgres_bin()
         directory.mkdir(parents=True, exist_ok=True)
-        data_dir = directory / "data"
-        socket_dir = directory / "socket"
+        home, owned = _server_home(directory)
+        data_dir = home / "data"
+        socket_dir = home / "socket"
         socket_dir.mkdir(exist_ok=True)
-        _chown_to_postgres(directory)
+        if owned:
+            uid, gid = _postgres_ids()
+            os.chown(socket_dir, uid, gid)
         port = _free_port()
         _run(
             _as_postgres_user(
@@ -147,7 +172,7 @@ class PostgresServer:
                     "-t",
                     "60",
                     "-l",
-                    str(directory / "server.log"),
+                    str(home / "server.log"),
                     "start",
                 ]
             ),
@@ -157,6 +182,7 @@ class PostgresServer:
             admin_url=f"postgresql://postgres@127.0.0.1:{port}/postgres",
             data_dir=data_dir,
             bin_dir=bin_dir,
+            owned_dir=home if owned else None,
         )
 
     @classmethod
@@ -189,6 +215,8 @@ class PostgresServer:
             check=False,
             capture_output=True,
         )
+        if self.owned_dir is not None:
+            shutil.rmtree(self.owned_dir, ignore_errors=True)
 
     def _drop_databases(self) -> None:
         import psycopg

@@ -1,6 +1,6 @@
 """The runtime: one producer or consumer run through the sandbox, the store and connectors."""
 
-from keep_sdk.runtime.actions import PersonActions
+from keep_sdk.runtime.actions import PersonActions, ledger_decision
 from keep_sdk.runtime.engine import Runtime
 from keep_sdk.runtime.failures import Route, classify, route
 from keep_sdk.runtime.host import PhaseHost, script_event
@@ -12,6 +12,7 @@ __all__ = [
     "Route",
     "Runtime",
     "classify",
+    "ledger_decision",
     "next_run_at",
     "route",
     "script_event",

@@ -8,8 +8,10 @@ instead, when the run or event is not in a state the action applies to.
 
 from __future__ import annotations
 
+import difflib
 from typing import TYPE_CHECKING
 
+from keep_sdk.contract.workflow import WorkflowManifest
 from keep_sdk.errors import ActionRefused, LogicError
 from keep_sdk.model import (
     Event,
@@ -21,15 +23,32 @@ from keep_sdk.model import (
     RunRecord,
     RunStatus,
 )
-from keep_sdk.stores import Resolution, WorkflowRecord
+from keep_sdk.stores import Publication, PublishResult, Resolution, WorkflowRecord
 
 if TYPE_CHECKING:
     from keep_sdk.runtime.engine import Runtime
 
-__all__ = ["PersonActions"]
+__all__ = ["PersonActions", "ledger_decision"]
 
 _ESCALATED = (LedgerStatus.INDETERMINATE, LedgerStatus.NEEDS_RECONCILE)
 _RETRYABLE = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
+
+
+def ledger_decision(entry: LedgerEntry) -> str | None:
+    """What a person decided about an escalated mutation, in words; None when nobody did.
+
+    A resolution leaves its trace in ``resolved_by`` and the status it set:
+    ``applied`` (it happened), ``failed`` (it did not happen, made again by a
+    retry run) or ``indeterminate`` (skipped: ``next`` saw ``{status: "skipped"}``).
+    """
+    if entry.resolved_by is None:
+        return None
+    who = entry.resolved_by
+    if entry.status is LedgerStatus.APPLIED:
+        return f"happened (confirmed on {who}'s request)"
+    if entry.status is LedgerStatus.FAILED:
+        return f"{who} said it did not happen; a retry run makes it again"
+    return f"skipped by {who}; it may or may not have happened"
 
 
 class PersonActions:
@@ -94,7 +113,7 @@ class PersonActions:
         self.store.set_run_status(
             run.id,
             RunStatus.FAILED_INTERNAL,
-            error=f"{actor} said the mutation did not happen; run {retry.id} attempts it again",
+            error=f"resolved by {actor}: the change did not happen; run {retry.id} makes it again",
         )
         return self.runtime.drive(retry)
 
@@ -122,12 +141,75 @@ class PersonActions:
         self.store.record_audit(actor=actor, action="retry", target=run.id, workflow=run.workflow)
         return self.runtime.retry(run.id)
 
+    def permissions(self) -> list[str]:
+        """Every permission the connectors declare, sorted."""
+        manifest = self.runtime.connectors.manifest()
+        return sorted({op.permission for c in manifest.connectors for op in c.operations})
+
+    def check_permission(self, permission: str) -> None:
+        """Refuse (`ActionRefused`, with a did-you-mean) a permission no connector declares."""
+        declared = self.permissions()
+        if permission in declared:
+            return
+        close = difflib.get_close_matches(permission, declared, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise ActionRefused(
+            f"no connector declares the permission {permission!r}; {hint}"
+            f"known: {', '.join(declared)} (see `keep connectors`)"
+        )
+
     def grant(self, workflow: str, permission: str, *, actor: str) -> list[RunRecord]:
-        """Grant `permission`; runs waiting for a permission resume (one still lacking
-        another permission pauses again). Returns them as they ended."""
+        """Grant `permission` (refused, with nothing written, when no connector declares
+        it); runs waiting for a permission resume (one still lacking another permission
+        pauses again). Returns them as they ended."""
+        self.check_permission(permission)
         self.store.grant_permission(workflow, permission, actor=actor)
         waiting = self.store.list_runs(workflow=workflow, status=RunStatus.PAUSED_APPROVAL)
         return [self.runtime.resume(run.id) for run in waiting]
+
+    def workflow_for_topic(self, topic: str) -> str:
+        """The one deployed workflow whose current version declares `topic`; `ActionRefused`
+        when none or several do (then name the workflow explicitly)."""
+        found = [
+            record.name
+            for record in self.store.list_workflows()
+            if topic
+            in WorkflowManifest.model_validate(
+                self.store.get_workflow_version(record.name).manifest
+            ).topics
+        ]
+        if len(found) != 1:
+            which = f"workflows {', '.join(found)} declare" if found else "no workflow declares"
+            raise ActionRefused(f"{which} the topic {topic!r}; name one with --workflow")
+        return found[0]
+
+    def publish(self, workflow: str, publication: Publication, *, actor: str) -> PublishResult:
+        """Publish an event from outside into a topic the workflow's current version declares
+        (to feed a consumer-only workflow, or replay an input), audited as ``publish``.
+
+        Idempotent per messageId like every publish: a pending event with the same
+        id is replaced, a consumed or skipped one is a duplicate and nothing changes.
+        Refused (`ActionRefused`, listing the declared topics) for any other topic.
+        """
+        stored = self.store.get_workflow_version(workflow)
+        topics = WorkflowManifest.model_validate(stored.manifest).topics
+        if publication.topic not in topics:
+            raise ActionRefused(
+                f"workflow {workflow!r} declares no topic {publication.topic!r}; its topics: "
+                f"{', '.join(topics) or 'none'}"
+            )
+        self.store.record_audit(
+            actor=actor,
+            action="publish",
+            target=f"{publication.topic}/{publication.message_id}",
+            workflow=workflow,
+        )
+        return self.store.publish(workflow, publication)
+
+    def revoke(self, workflow: str, permission: str, *, actor: str) -> WorkflowRecord:
+        """Take back a granted permission: runs that need it afterwards wait for a grant.
+        `NotFound` when the workflow was never granted it."""
+        return self.store.revoke_permission(workflow, permission, actor=actor)
 
     def pause(self, workflow: str, *, actor: str, reason: str | None = None) -> WorkflowRecord:
         """Stop new runs of the workflow; runs already paused stay as they are."""

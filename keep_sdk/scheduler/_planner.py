@@ -48,8 +48,11 @@ HandlerKey = tuple[str, str]
 class QuietConsumers:
     """Consumers that chose to reserve nothing, and the pending events they saw then.
 
-    Remembered per process: after a restart each consumer is woken once more,
-    which is harmless (its prepare decides again).
+    Remembered per process, and recovered from the store in a new process (a
+    second ``keep run --until-idle``, a restarted worker): a consumer whose latest
+    run committed without reserving anything is quiet while every pending event of
+    its topics was last changed before that run began. A consumer is therefore
+    not woken again for the same events, in this process or the next.
     """
 
     def __init__(self, store: Store) -> None:
@@ -78,11 +81,34 @@ class QuietConsumers:
         else:
             self._seen.pop(key, None)
 
+    def _declined_in_store(self, handler: HandlerRecord) -> bool:
+        """Whether the handler's latest stored run declined every event pending now."""
+        latest = None
+        for run in self.store.list_runs(workflow=handler.workflow):
+            if run.handler == handler.name:
+                latest = run
+        if (
+            latest is None
+            or latest.kind is not HandlerKind.CONSUMER
+            or latest.status is not RunStatus.COMMITTED
+            or latest.prepare_result is None
+            or latest.prepare_result.reservations
+        ):
+            return False
+        return all(
+            event.updated_at < latest.created_at
+            for topic in handler.subscribe
+            for event in self._pending(handler.workflow, topic)
+        )
+
     def is_quiet(self, handler: HandlerRecord) -> bool:
         """True while the consumer's pending events are exactly those it declined."""
         key = (handler.workflow, handler.name)
         if key not in self._seen:
-            return False
+            if not self._declined_in_store(handler):
+                return False
+            self._seen[key] = self.fingerprint(handler.workflow, handler.subscribe)
+            return True
         if self._seen[key] == self.fingerprint(handler.workflow, handler.subscribe):
             return True
         del self._seen[key]

@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import shlex
 from collections import Counter
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -20,17 +22,22 @@ from keep_sdk.model import (
     RunStatus,
     UtcDatetime,
 )
+from keep_sdk.runtime import ledger_decision
 from keep_sdk.scheduler._planner import is_superseded
-from keep_sdk.stores import Store
+from keep_sdk.stores import DEFAULT_STORE_URL, Store
 
 __all__ = [
     "Input",
     "Output",
+    "Reconcilable",
     "StatusReport",
     "Waiting",
     "WorkflowStatus",
     "build_status",
 ]
+
+Reconcilable = Callable[[str, str], bool]
+"""Whether ``connector.operation`` can reconcile (so ``keep resolve --retry`` can ask again)."""
 
 
 class _View(BaseModel):
@@ -55,6 +62,9 @@ class Output(_View):
     status: str
     result: JsonValue = None
     error: str | None = None
+    decision: str | None = Field(
+        default=None, description="What a person decided about it, when one did."
+    )
     run_id: str
     at: UtcDatetime
 
@@ -104,8 +114,17 @@ def build_status(
     now: dt.datetime,
     workflow: str | None = None,
     limit: int = 10,
+    reconcilable: Reconcilable | None = None,
 ) -> StatusReport:
-    """Read the store into a report; `limit` bounds the inputs and outputs listed per workflow."""
+    """Read the store into a report; `limit` bounds the inputs and outputs listed per workflow.
+
+    Every suggested command is complete: full run ids, and ``--store URL`` when
+    `store_url` is not the default store. ``keep resolve RUN --retry`` is
+    suggested for an indeterminate mutation only when `reconcilable` says its
+    operation can reconcile (without `reconcilable`, it is not suggested).
+    """
+    suffix = "" if store_url == DEFAULT_STORE_URL else f" --store {shlex.quote(store_url)}"
+    can_reconcile = reconcilable or (lambda _connector, _operation: False)
     records = [store.get_workflow(workflow)] if workflow else store.list_workflows()
     statuses = []
     for record in records:
@@ -123,7 +142,9 @@ def build_status(
                 worker=lease.owner if lease is not None and live else None,
                 inputs=[_input(e) for e in _inputs(events, runs)[-limit:]],
                 outputs=[_output(entry) for entry in ledger[-limit:]],
-                waiting=_waiting(store, record.name, record.paused, runs, ledger),
+                waiting=_waiting(
+                    store, record.name, record.paused, runs, ledger, suffix, can_reconcile
+                ),
                 events=dict(Counter(e.status.value for e in events)),
                 runs=dict(Counter(r.status.value for r in runs)),
                 next_runs={
@@ -162,6 +183,7 @@ def _output(entry: LedgerEntry) -> Output:
         status=entry.status.value,
         result=entry.result,
         error=entry.error,
+        decision=ledger_decision(entry),
         run_id=entry.run_id,
         at=entry.updated_at,
     )
@@ -181,6 +203,8 @@ def _waiting(
     paused: bool,
     runs: list[RunRecord],
     ledger: list[LedgerEntry],
+    suffix: str,
+    reconcilable: Reconcilable,
 ) -> list[Waiting]:
     entries = {e.run_id: e for e in ledger}
     waiting = []
@@ -190,7 +214,7 @@ def _waiting(
                 subject=f"workflow {workflow}",
                 why="a person paused it; no run starts until it is resumed",
                 needs_person=True,
-                commands=[f"keep resume {workflow}"],
+                commands=[f"keep resume {shlex.quote(workflow)}{suffix}"],
             )
         )
     for run in runs:
@@ -199,12 +223,13 @@ def _waiting(
         match run.status:
             case RunStatus.PAUSED_APPROVAL:
                 permission = run.waiting_permission
+                grant = f"keep grant {shlex.quote(workflow)} {shlex.quote(permission or '')}"
                 waiting.append(
                     Waiting(
                         subject=subject,
                         why=run.error or "waits for a permission",
                         needs_person=True,
-                        commands=[f"keep grant {workflow} {permission}"] if permission else [],
+                        commands=[f"{grant}{suffix}"] if permission else [],
                         run_id=run.id,
                     )
                 )
@@ -229,9 +254,8 @@ def _waiting(
                         why=f"nobody can tell whether it happened: {run.error}",
                         needs_person=True,
                         commands=[
-                            f"keep resolve {run.id} --retry",
-                            f"keep resolve {run.id} --didnt-happen",
-                            f"keep resolve {run.id} --skip",
+                            f"keep resolve {run.id} {choice}{suffix}"
+                            for choice in _resolutions(entry, reconcilable)
                         ],
                         run_id=run.id,
                     )
@@ -255,8 +279,8 @@ def _waiting(
                         why=f"{run.status.value}: {run.error}",
                         needs_person=True,
                         commands=[
-                            "keep run FILE  (deploy a fixed script)",
-                            f"keep resolve {run.id} --retry",
+                            f"keep run FILE{suffix}  (deploy a fixed script)",
+                            f"keep resolve {run.id} --retry{suffix}",
                         ],
                         run_id=run.id,
                     )
@@ -264,3 +288,12 @@ def _waiting(
             case _:
                 pass
     return waiting
+
+
+def _resolutions(entry: LedgerEntry | None, reconcilable: Reconcilable) -> list[str]:
+    """The ``keep resolve`` choices the run's mutation allows: ``--retry`` only when its
+    operation can reconcile."""
+    choices = ["--didnt-happen", "--skip"]
+    if entry is not None and reconcilable(entry.connector, entry.operation):
+        choices.insert(0, "--retry")
+    return choices

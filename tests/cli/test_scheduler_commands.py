@@ -117,7 +117,7 @@ def test_a_missing_permission_waits_for_a_grant(store: str) -> None:
     [workflow] = status(store).workflows
     [waiting] = workflow.waiting
     assert waiting.needs_person
-    assert waiting.commands == ["keep grant invoices sheets.write"]
+    assert waiting.commands == [f"keep grant invoices sheets.write --store {store}"]
     assert "sheets.write" in waiting.why
     code, out, err = keep(
         "grant", "invoices", "sheets.write", "--store", store, "--isolation", "in-process"
@@ -171,7 +171,7 @@ def test_skip_pause_and_resume(store: str) -> None:
         inst.close()
     [workflow] = status(store).workflows
     assert workflow.paused
-    assert workflow.waiting[0].commands == ["keep resume invoices"]
+    assert workflow.waiting[0].commands == [f"keep resume invoices --store {store}"]
     code, out, _ = keep("skip", published.event.id, "--store", store, "--reason", "duplicate")
     assert code == 0
     assert out == f"skipped 'Late invoice' ({published.event.id}); it will not be delivered\n"
@@ -205,9 +205,8 @@ def test_resolve_an_escalated_run(store: str) -> None:
     run_id = _escalate(store)
     waiting = next(w for w in status(store).workflows if w.name == "escalating").waiting
     assert waiting[0].commands == [
-        f"keep resolve {run_id} --retry",
-        f"keep resolve {run_id} --didnt-happen",
-        f"keep resolve {run_id} --skip",
+        f"keep resolve {run_id} --didnt-happen --store {store}",
+        f"keep resolve {run_id} --skip --store {store}",
     ]
     code, _, err = keep("resolve", run_id, "--store", store)
     assert code == 2

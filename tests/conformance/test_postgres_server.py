@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
+
 import pytest
 import sqlalchemy as sa
 
@@ -54,3 +58,53 @@ def test_a_borrowed_server_comes_from_the_environment(monkeypatch: pytest.Monkey
     assert (server.admin_url, server.data_dir) == ("postgresql://u@h:5/postgres", None)
     monkeypatch.delenv(postgres_module.TEST_URL_ENV)
     assert PostgresServer.from_env() is None
+
+
+def _modes(paths: list[Path]) -> dict[Path, tuple[int, int, int]]:
+    return {p: (p.stat().st_mode, p.stat().st_uid, p.stat().st_gid) for p in paths}
+
+
+@pytest.mark.postgres
+def test_starting_a_server_changes_no_permission_outside_its_own_folder(tmp_path: Path) -> None:
+    """Issue 17, defect 11: run as root it used to add world-execute to every parent of its
+    directory up to ``/``."""
+    given = tmp_path / "pg"
+    temp = Path(tempfile.gettempdir()).resolve()
+    watched = sorted({tmp_path, *tmp_path.parents, temp, *temp.parents})
+    before = _modes(watched)
+    server = PostgresServer.start(given)
+    try:
+        url = server.create_database("keep_probe")
+        engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+        try:
+            with engine.connect() as conn:
+                assert conn.execute(sa.text("SELECT 1")).scalar_one() == 1
+        finally:
+            engine.dispose()
+        assert _modes(watched) == before
+        assert server.data_dir is not None
+        if os.geteuid() == 0:
+            assert server.owned_dir is not None
+            assert server.owned_dir.parent == temp
+            assert server.data_dir.is_relative_to(server.owned_dir)
+        else:
+            assert server.data_dir.is_relative_to(given)
+    finally:
+        server.stop()
+    assert _modes(watched) == before
+    if server.owned_dir is not None:
+        assert not server.owned_dir.exists()
+
+
+def test_as_root_an_unreachable_temporary_directory_is_refused_not_chmodded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    closed.chmod(0o700)
+    monkeypatch.setattr(postgres_module.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(postgres_module, "_postgres_ids", lambda: (os.getuid(), os.getgid()))
+    monkeypatch.setattr(postgres_module.tempfile, "gettempdir", lambda: str(closed))
+    with pytest.raises(PostgresUnavailable, match="set TMPDIR"):
+        postgres_module._server_home(tmp_path / "pg")
+    assert closed.stat().st_mode & 0o777 == 0o700

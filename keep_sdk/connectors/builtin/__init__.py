@@ -8,15 +8,19 @@ from __future__ import annotations
 from keep_sdk.connectors.builtin.double import ServiceDouble
 from keep_sdk.connectors.builtin.faults import Fault, FaultKind, FaultPlan
 from keep_sdk.connectors.builtin.gmail import Gmail
+from keep_sdk.connectors.builtin.seeding import SEED_FAULT_KINDS, SEED_SHAPES, SeedFault
 from keep_sdk.connectors.builtin.sheets import Sheets
 from keep_sdk.connectors.builtin.slack import Slack
 
 __all__ = [
     "BUILTIN_CONNECTORS",
+    "SEED_FAULT_KINDS",
+    "SEED_SHAPES",
     "Fault",
     "FaultKind",
     "FaultPlan",
     "Gmail",
+    "SeedFault",
     "ServiceDouble",
     "Sheets",
     "Slack",

@@ -19,6 +19,7 @@ from pydantic import JsonValue
 
 from keep_sdk.connectors.base import Connector
 from keep_sdk.connectors.builtin.faults import Fault, FaultKind, FaultPlan
+from keep_sdk.connectors.builtin.seeding import merge
 from keep_sdk.errors import (
     PermissionDenied,
     PreconditionFailed,
@@ -75,6 +76,14 @@ class ServiceDouble(Connector):
         """Merge `data` into the state (top-level keys replaced), before any run."""
         with self._state() as state:
             state.update(copy.deepcopy(data))
+
+    def merge_seed(self, data: Doc) -> None:
+        """Merge `data` into the state without losing anything it holds (`seeding.merge`):
+        other spreadsheets and the rows a workflow wrote stay."""
+        with self._state() as state:
+            merged = merge(state, data)
+            state.clear()
+            state.update(merged)
 
     def snapshot(self) -> Doc:
         """A deep copy of the current state document."""
