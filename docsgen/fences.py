@@ -6,9 +6,10 @@ order, in an empty temporary directory. The conventions (also stated in
 
 - a block with ``title="PATH"`` (any language) is a file: it is written to PATH;
   the same PATH again replaces it (a fixed version of a script);
-- a ``sh`` block without a title is commands: each logical line (backslash
-  continuations joined, ``#`` comments skipped) runs in bash and must exit 0,
-  or the code a trailing ``# exits N`` comment names;
+- a ``sh`` block without a title is commands: the block runs as one bash
+  script (so ``RUN=$(...)`` on one line is there for the next), and each
+  logical line (backslash continuations joined, ``#`` comments skipped) must
+  exit 0, or the code a trailing ``# exits N`` comment names (`shell_script`);
 - a ``python`` block without a title is a script run with the SDK's Python, and
   must exit 0 (use ``assert`` to check what the reader is told);
 - every other block (``text``, ``console``, ``json``...) is only shown.
@@ -20,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Block", "Command", "blocks", "commands"]
+__all__ = ["Block", "Command", "blocks", "commands", "shell_script"]
 
 _FENCE = re.compile(
     r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})[ \t]*(?P<lang>[\w+-]*)(?P<info>[^\n`]*)\n"
@@ -92,3 +93,19 @@ def commands(block: Block) -> list[Command]:
         code = int(exits["code"]) if exits else 0
         found.append(Command(line[: exits.start()] if exits else line, code))
     return found
+
+
+def shell_script(block: Block) -> str:
+    """A bash script running the commands of `block` in order that stops, exit 1
+    and the command on stderr, at the first command that ends with an exit code
+    other than the one it must end with."""
+    lines = ["set -uo pipefail"]
+    for command in commands(block):
+        quoted = command.text.replace("'", "'\\''")
+        lines += [
+            command.text,
+            f"rc=$?; if [ $rc -ne {command.exit_code} ]; then",
+            f"  echo 'exit '$rc' (expected {command.exit_code}): {quoted}' >&2; exit 1",
+            "fi",
+        ]
+    return "\n".join(lines) + "\n"

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from docsgen.fences import blocks, commands
+import subprocess
 
-PAGE = '''# T
+from docsgen.fences import blocks, commands, shell_script
+
+PAGE = """# T
 
 ```js title="a.js"
 export default 1;
@@ -31,7 +33,7 @@ shown only
     ```sh
     echo nested
     ```
-'''
+"""
 
 
 def test_blocks_are_classified_in_order() -> None:
@@ -55,3 +57,22 @@ def test_commands_join_continuations_and_read_expected_exit_codes() -> None:
         ("keep validate b.js", 1),
         ("keep run a.js --until-idle", 0),
     ]
+
+
+def _bash(text: str) -> subprocess.CompletedProcess[str]:
+    (block,) = blocks(f"```sh\n{text}```\n")
+    script = shell_script(block)
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
+
+
+def test_a_block_runs_as_one_script_and_checks_each_exit_code() -> None:
+    done = _bash('X=$(echo hi)\nfalse   # exits 1\n[ "$X" = hi ]\n')
+    assert done.returncode == 0, done.stderr
+
+
+def test_an_unexpected_exit_code_stops_the_block_and_names_the_command() -> None:
+    done = _bash("true   # exits 1\necho never\n")
+    assert done.returncode == 1
+    assert "expected 1" in done.stderr
+    assert "true" in done.stderr
+    assert "never" not in done.stdout

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from docsgen.fences import blocks, commands
+from docsgen.fences import blocks, shell_script
 
 TUTORIALS = Path(__file__).parents[2] / "docs" / "tutorials"
 PAGES = sorted(p.name for p in TUTORIALS.glob("*.md") if p.name != "index.md")
@@ -48,9 +48,7 @@ def run_tutorial(page: Path, workdir: Path) -> int:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(block.text)
         elif block.action == "sh":
-            for command in commands(block):
-                _run(["bash", "-c", command.text], workdir, f"{where}: {command.text}",
-                     command.exit_code)  # fmt: skip
+            _run(["bash", "-c", shell_script(block)], workdir, where, 0)
         elif block.action == "python":
             _run([sys.executable, "-c", block.text], workdir, where, 0)
         else:
