@@ -340,7 +340,9 @@ class SandboxLimits(_Contract):
     wall_time_s: float = Field(
         default=30.0, gt=0, description="Wall-clock time per phase, host calls included."
     )
-    memory_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024)
+    memory_bytes: int = Field(
+        default=64 * 1024 * 1024, ge=1024 * 1024, description="JS heap of one phase's runtime."
+    )
     stack_bytes: int = Field(
         default=512 * 1024,
         ge=64 * 1024,
@@ -369,10 +371,12 @@ class SandboxLimits(_Contract):
 class BackoffPolicy(_Contract):
     """Exponential backoff with jitter: ``min(cap, base * factor**(n-1)) * (1 ± jitter)``."""
 
-    base_s: float = Field(default=1.0, gt=0)
-    factor: float = Field(default=2.0, ge=1)
-    cap_s: float = Field(default=300.0, gt=0)
-    jitter: float = Field(default=0.3, ge=0, le=1)
+    base_s: float = Field(default=1.0, gt=0, description="Delay before the first retry.")
+    factor: float = Field(default=2.0, ge=1, description="Each further delay is this times longer.")
+    cap_s: float = Field(default=300.0, gt=0, description="No delay is longer (before jitter).")
+    jitter: float = Field(
+        default=0.3, ge=0, le=1, description="Each delay is drawn within ± this fraction."
+    )
     max_attempts: int | None = Field(
         default=None, ge=1, description="Give up after this many; None retries forever."
     )
@@ -384,12 +388,18 @@ class BackoffPolicy(_Contract):
 
 
 class HostPolicy(_Contract):
-    """What the host allows and how it retries. Defaults are documented in docs/policy."""
+    """What the host allows and how it retries. Every field, its default and meaning:
+    docs/policy.md (generated from this model)."""
 
-    sandbox: SandboxLimits = Field(default_factory=SandboxLimits)
-    backoff: BackoffPolicy = Field(default_factory=BackoffPolicy)
+    sandbox: SandboxLimits = Field(
+        default_factory=SandboxLimits, description="Limits of each handler phase."
+    )
+    backoff: BackoffPolicy = Field(
+        default_factory=BackoffPolicy, description="Retry delays after a transient failure."
+    )
     reconcile_backoff: BackoffPolicy = Field(
-        default_factory=lambda: BackoffPolicy(base_s=10.0, cap_s=600.0, max_attempts=5)
+        default_factory=lambda: BackoffPolicy(base_s=10.0, cap_s=600.0, max_attempts=5),
+        description="Delays between reconcile calls of an uncertain mutation.",
     )
     reconcile_attempts: int = Field(
         default=5, ge=0, description="Reconcile calls before a mutation is indeterminate."
@@ -403,8 +413,12 @@ class HostPolicy(_Contract):
     default_producer_interval_s: float = Field(
         default=300.0, gt=0, description="Schedule of a producer declared as a bare function."
     )
-    peek_default_limit: int = Field(default=100, ge=1)
-    peek_max_limit: int = Field(default=1_000, ge=1)
+    peek_default_limit: int = Field(
+        default=100, ge=1, description="Events `ctx.peek` returns when no limit is given."
+    )
+    peek_max_limit: int = Field(
+        default=1_000, ge=1, description="Largest `limit` a `ctx.peek` may ask for."
+    )
     mutation_timeout_s: float = Field(
         default=60.0, gt=0, description="A connector call taking longer is an uncertain outcome."
     )

@@ -1,0 +1,111 @@
+"""The fenced blocks of a tutorial page, and what a test does with each.
+
+A tutorial is executable: `tests/docs/test_tutorials.py` runs its blocks, in
+order, in an empty temporary directory. The conventions (also stated in
+``docs/tutorials/index.md``):
+
+- a block with ``title="PATH"`` (any language) is a file: it is written to PATH;
+  the same PATH again replaces it (a fixed version of a script);
+- a ``sh`` block without a title is commands: the block runs as one bash
+  script (so ``RUN=$(...)`` on one line is there for the next), and each
+  logical line (backslash continuations joined, ``#`` comments skipped) must
+  exit 0, or the code a trailing ``# exits N`` comment names (`shell_script`);
+- a ``python`` block without a title is a script run with the SDK's Python, and
+  must exit 0 (use ``assert`` to check what the reader is told);
+- every other block (``text``, ``console``, ``json``...) is only shown.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Block", "Command", "blocks", "commands", "shell_script"]
+
+_FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})[ \t]*(?P<lang>[\w+-]*)(?P<info>[^\n`]*)\n"
+    r"(?P<body>.*?)^(?P=indent)(?P=ticks)[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
+_TITLE = re.compile(r'title="(?P<title>[^"]+)"')
+_EXITS = re.compile(r"\s+#\s*exits\s+(?P<code>\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced block: what the test does with it (`action`), its language, the
+    file it is (`path`, for files) and its text, and the line it starts on."""
+
+    action: Literal["file", "sh", "python", "show"]
+    lang: str
+    path: str | None
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Command:
+    """One shell command of a ``sh`` block and the exit code it must end with."""
+
+    text: str
+    exit_code: int
+
+
+def blocks(markdown: str) -> list[Block]:
+    """The fenced blocks of `markdown`, in order, each with its action."""
+    found = []
+    for match in _FENCE.finditer(markdown):
+        indent = match["indent"]
+        body = "".join(
+            line[len(indent) :] if line.startswith(indent) else line
+            for line in match["body"].splitlines(keepends=True)
+        )
+        title = _TITLE.search(match["info"])
+        lang = match["lang"]
+        line = markdown.count("\n", 0, match.start()) + 1
+        action: Literal["file", "sh", "python", "show"]
+        if title:
+            action = "file"
+        elif lang in ("sh", "python"):
+            action = "sh" if lang == "sh" else "python"
+        else:
+            action = "show"
+        found.append(Block(action, lang, title["title"] if title else None, body, line))
+    return found
+
+
+def commands(block: Block) -> list[Command]:
+    """The commands of a ``sh`` block: continuations joined, comments skipped."""
+    joined: list[str] = []
+    pending = ""
+    for raw in block.text.splitlines():
+        line = pending + (raw.strip() if pending else raw)
+        if line.endswith("\\"):
+            pending = line[:-1].rstrip() + " "
+            continue
+        pending = ""
+        if line.strip() and not line.lstrip().startswith("#"):
+            joined.append(line.strip())
+    found = []
+    for line in joined:
+        exits = _EXITS.search(line)
+        code = int(exits["code"]) if exits else 0
+        found.append(Command(line[: exits.start()] if exits else line, code))
+    return found
+
+
+def shell_script(block: Block) -> str:
+    """A bash script running the commands of `block` in order that stops, exit 1
+    and the command on stderr, at the first command that ends with an exit code
+    other than the one it must end with."""
+    lines = ["set -uo pipefail"]
+    for command in commands(block):
+        quoted = command.text.replace("'", "'\\''")
+        lines += [
+            command.text,
+            f"rc=$?; if [ $rc -ne {command.exit_code} ]; then",
+            f"  echo 'exit '$rc' (expected {command.exit_code}): {quoted}' >&2; exit 1",
+            "fi",
+        ]
+    return "\n".join(lines) + "\n"
