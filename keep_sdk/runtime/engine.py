@@ -399,7 +399,7 @@ class Runtime:
         producer = loaded.producer(run.handler)
         handler = self.store.get_handler(run.workflow, run.handler)
         host = self._host(run, loaded, HandlerPhase.PRODUCER, producer.publishes)
-        output = self._execute(run, loaded, host, state=handler.state)
+        output = self._execute(run, loaded, host, state=handler.state, has_state=handler.has_state)
         commit = self.store.commit_producer_run(
             run.id,
             state=self._state_of(output),
@@ -436,7 +436,7 @@ class Runtime:
     def _prepare(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
         handler = self.store.get_handler(run.workflow, run.handler)
         host = self._host(run, loaded, HandlerPhase.PREPARE, [])
-        output = self._execute(run, loaded, host, state=handler.state)
+        output = self._execute(run, loaded, host, state=handler.state, has_state=handler.has_state)
         result = check_prepare_result(
             output.result if isinstance(output, Completed) else None,
             returned=isinstance(output, Completed) and output.returned,
@@ -518,6 +518,7 @@ class Runtime:
         host: PhaseHost,
         *,
         state: JsonValue = None,
+        has_state: bool = True,
         prepared: JsonValue = None,
         mutation_result: JsonValue = None,
     ) -> Completed | MutationRequested:
@@ -527,6 +528,7 @@ class Runtime:
             handler=run.handler,
             phase=host.phase,
             state=state,
+            has_state=has_state,
             prepared=prepared,
             mutation_result=mutation_result,
             manifest=self.manifest,

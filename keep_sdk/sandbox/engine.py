@@ -341,7 +341,7 @@ class PhaseRun:
         request, limits = self._request, self._limits
         values = request.handler_arguments()
         if request.phase in (HandlerPhase.PRODUCER, HandlerPhase.PREPARE):
-            return [("state", values[0], limits.max_state_bytes)]
+            return [("state", value, limits.max_state_bytes) for value in values]
         cap = limits.max_value_bytes + ARGUMENT_ENVELOPE
         roots = ("prepared", "mutationResult")
         return [(root, value, cap) for root, value in zip(roots, values, strict=False)]

@@ -107,13 +107,18 @@ class PhaseRequest(_Frozen):
 
     The phase decides the arguments the handler receives after ``ctx``:
     producer ``(ctx, state)``, prepare ``(ctx, state)``, mutate ``(ctx, prepared)``,
-    next ``(ctx, prepared, mutationResult)``.
+    next ``(ctx, prepared, mutationResult)``. A handler that has never committed a
+    state (`has_state` False) gets ``state`` undefined, as the specification says
+    (06a), so ``(ctx, state = {})`` defaults work.
     """
 
     source: str = Field(description="The workflow module: `export default Keep.workflow({...})`.")
     handler: str = Field(min_length=1, description="Producer name, or consumer name.")
     phase: HandlerPhase
     state: JsonValue = None
+    has_state: bool = Field(
+        default=True, description="False on a handler's first run: `state` is then undefined."
+    )
     prepared: JsonValue = None
     mutation_result: JsonValue = None
     manifest: Manifest = Field(default_factory=Manifest)
@@ -130,7 +135,7 @@ class PhaseRequest(_Frozen):
     def handler_arguments(self) -> list[JsonValue]:
         """The JSON arguments passed to the handler after ``ctx``."""
         if self.phase in (HandlerPhase.PRODUCER, HandlerPhase.PREPARE):
-            return [self.state]
+            return [self.state] if self.has_state else []
         if self.phase is HandlerPhase.MUTATE:
             return [self.prepared]
         return [self.prepared, self.mutation_result]
