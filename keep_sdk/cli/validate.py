@@ -1,7 +1,10 @@
 """``keep validate PATH... [--format text|json|sarif]``.
 
 Exit codes: 0 when no script has an error (warnings allowed), 1 when any
-has, 2 for bad usage or input that cannot be read.
+has, 2 for bad usage or input that cannot be read. With ``--format json`` or
+``sarif`` every script that can be read gets a report, one that is not UTF-8
+included (its undecodable bytes are a ``syntax-error``), so the output is
+always one valid document.
 """
 
 from __future__ import annotations
@@ -25,23 +28,25 @@ class _Script:
     source: str
 
 
-def _decode(data: bytes, name: str) -> str:
+def _decode(data: bytes, name: str, lenient: bool) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        if lenient:
+            return data.decode("utf-8-sig", "surrogateescape")
         fail(
             f"{name} is not UTF-8 text (byte {exc.start}): save it as UTF-8 and try again",
             code=EXIT_USAGE,
         )
 
 
-def _read(paths: tuple[str, ...]) -> list[_Script]:
+def _read(paths: tuple[str, ...], lenient: bool) -> list[_Script]:
     scripts: list[_Script] = []
     for given in paths:
         if given == "-":
             with click.open_file("-", "rb") as stream:
                 data = stream.read()
-            scripts.append(_Script("-", _decode(data, "standard input")))
+            scripts.append(_Script("-", _decode(data, "standard input", lenient)))
             continue
         path = Path(given)
         if path.is_dir():
@@ -57,7 +62,7 @@ def _read(paths: tuple[str, ...]) -> list[_Script]:
                 data = file.read_bytes()
             except OSError as exc:
                 fail(f"cannot read {file}: {exc.strerror or exc}", code=EXIT_USAGE)
-            scripts.append(_Script(str(file), _decode(data, str(file))))
+            scripts.append(_Script(str(file), _decode(data, str(file), lenient)))
     return scripts
 
 
@@ -99,7 +104,7 @@ def validate_command(paths: tuple[str, ...], fmt: str, mutate_reads: str) -> Non
     for standard input. Each problem is printed as file:line:column with the
     rule id, the source line and a hint on how to fix it.
     """
-    scripts = _read(paths)
+    scripts = _read(paths, lenient=fmt != "text")
     plugins = loaded_plugins()
     connectors = Manifest(connectors=[c.manifest() for c in plugins.connectors().values()])
     policy = HostPolicy.model_validate({"mutate_reads": mutate_reads})

@@ -190,7 +190,7 @@ class UnknownOperationUse:
     connector_known: bool = False
 
 
-LimitKind = Literal["helper-depth", "steps", "rounds", "recursion"]
+LimitKind = Literal["helper-depth", "steps", "rounds", "recursion", "nesting"]
 """Which budget of the handler walk an `AnalysisLimit` names."""
 
 
@@ -205,7 +205,10 @@ class AnalysisLimit:
     did not follow), ``rounds`` (functions created but never called are
     nested deeper than `bound`; `node` is the first one not walked),
     ``recursion`` (`node` is a recursive call, walked once only, into a
-    function that makes a mutation it could repeat). `site` and `via` are as
+    function that makes a mutation it could repeat), ``nesting`` (`node` is
+    an expression or statement nested more than `bound` levels deep inside the
+    handler and the helpers it calls; it and what it contains are not walked).
+    `site` and `via` are as
     for `CapabilityCall`.
     """
 

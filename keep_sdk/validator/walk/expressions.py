@@ -24,6 +24,7 @@ from keep_sdk.validator.scope import (
 )
 from keep_sdk.validator.walk.dispatch import EXPRESSIONS
 from keep_sdk.validator.walk.flow import Flow, join
+from keep_sdk.validator.walk.limits import MAX_NESTING
 from keep_sdk.validator.walk.state import WalkState
 
 __all__ = ["Expressions"]
@@ -38,13 +39,20 @@ class Expressions(WalkState):
 
     def expr(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         self.steps += 1
-        handler = EXPRESSIONS.get(node.type)
-        if handler is not None:
-            return handler(self, node, scope, state)
-        value: Value | None = None
-        for child in node.named_children:
-            value, state = self.expr(child, scope, state)
-        return value, state
+        if self.depth >= MAX_NESTING:
+            self.limit(node, "nesting", MAX_NESTING)
+            return None, state
+        self.depth += 1
+        try:
+            handler = EXPRESSIONS.get(node.type)
+            if handler is not None:
+                return handler(self, node, scope, state)
+            value: Value | None = None
+            for child in node.named_children:
+                value, state = self.expr(child, scope, state)
+            return value, state
+        finally:
+            self.depth -= 1
 
     def nothing(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         return None, state

@@ -75,6 +75,7 @@ class WalkState:
         self.created: dict[int, FunctionValue] = {}
         self.walked: set[int] = set()
         self.steps = 0
+        self.depth = 0
         self.reported_members: set[int] = set()
         self.limited: set[str] = set()
         self.mutations = 0
