@@ -162,7 +162,9 @@ def keep_json(path: Path) -> tuple[int, object]:
         ),
     )
 )
-def test_cli_json_is_always_valid_json(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+def test_cli_json_is_always_valid_json(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes
+) -> None:
     path = tmp_path_factory.mktemp("cli") / "script.js"
     path.write_bytes(data)
     code, document = keep_json(path)
