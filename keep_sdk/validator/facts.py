@@ -33,6 +33,7 @@ __all__ = [
     "SharedStateAccess",
     "SyntaxProblem",
     "TopicUse",
+    "UndefinedName",
     "UnknownOperationUse",
 ]
 
@@ -190,6 +191,24 @@ class UnknownOperationUse:
     connector_known: bool = False
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class UndefinedName:
+    """A read of `name` where no declaration is in scope, though the script declares it elsewhere.
+
+    The sandbox has no global of that name either, so the read is a
+    ``ReferenceError`` when it runs (``state`` in ``next``, whose parameters
+    are ``ctx, prepared, mutationResult``). A free name the script declares
+    nowhere is a `GlobalUse` of kind ``unavailable`` instead. `site` and
+    `via` are as for `CapabilityCall`.
+    """
+
+    handler: Handler
+    node: Node
+    site: Node
+    via: tuple[str, ...]
+    name: str
+
+
 LimitKind = Literal["helper-depth", "steps", "rounds", "recursion", "nesting"]
 """Which budget of the handler walk an `AnalysisLimit` names."""
 
@@ -255,6 +274,7 @@ class Analysis:
     globals: list[GlobalUse] = field(default_factory=list)
     topics: list[TopicUse] = field(default_factory=list)
     unknown_operations: list[UnknownOperationUse] = field(default_factory=list)
+    undefined_names: list[UndefinedName] = field(default_factory=list)
     limits: list[AnalysisLimit] = field(default_factory=list)
 
     def text(self, node: Node) -> str:

@@ -11,16 +11,23 @@ from __future__ import annotations
 
 import tree_sitter
 
+from keep_sdk.contract.globals import SANDBOX_GLOBALS
 from keep_sdk.validator.facts import Analysis, GlobalUse, GlobalUseKind
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.source import words
 
-__all__ = ["FORBIDDEN_NAMES", "UNAVAILABLE_NAMES", "scan_globals"]
+__all__ = [
+    "FORBIDDEN_NAMES",
+    "HOST_NAMES",
+    "UNAVAILABLE_NAMES",
+    "declared_in_script",
+    "scan_globals",
+]
 
 FORBIDDEN_NAMES = frozenset({"eval", "Function", "require"})
 """Globals that generate or load code; refused wherever they appear."""
 
-UNAVAILABLE_NAMES = frozenset(
+HOST_NAMES = frozenset(
     {
         "process",
         "fetch",
@@ -44,9 +51,50 @@ UNAVAILABLE_NAMES = frozenset(
         "importScripts",
         "WeakRef",
         "FinalizationRegistry",
+        "URL",
+        "URLSearchParams",
+        "TextEncoder",
+        "TextDecoder",
+        "Intl",
+        "structuredClone",
+        "crypto",
+        "AbortController",
+        "AbortSignal",
+        "self",
+        "navigator",
+        "localStorage",
+        "sessionStorage",
+        "SharedArrayBuffer",
+        "Atomics",
+        "WebAssembly",
+        "Blob",
+        "File",
+        "FileReader",
+        "FormData",
+        "Headers",
+        "Request",
+        "Response",
+        "ReadableStream",
+        "WritableStream",
+        "Event",
+        "EventTarget",
+        "MessageChannel",
+        "BroadcastChannel",
+        "Worker",
+        "location",
+        "alert",
+        "requestAnimationFrame",
+        "clearImmediate",
     }
 )
-"""Globals of browsers and Node.js that the sandbox does not have."""
+"""Globals of browsers, Node.js and other runtimes that scripts reach for.
+
+The scan looks for these words anywhere in the module (top-level code
+included); the handler walk finds every other free name.
+"""
+
+UNAVAILABLE_NAMES = HOST_NAMES - SANDBOX_GLOBALS
+"""The host globals the sandbox does not define (`SANDBOX_GLOBALS` is measured on it)."""
 
 _WORDS = sorted(
     FORBIDDEN_NAMES
@@ -113,6 +161,9 @@ def _is_declaration(node: tree_sitter.Node) -> bool:
         return name is not None and name.id == node.id
     if kind in ("arrow_function", "catch_clause"):
         return True
+    if kind == "for_in_statement":
+        left = parent.child_by_field_id(Field.LEFT)
+        return left is not None and left.id == node.id
     if kind in ("assignment_pattern", "object_assignment_pattern"):
         left = parent.child_by_field_id(Field.LEFT)
         return left is not None and left.id == node.id
@@ -120,6 +171,15 @@ def _is_declaration(node: tree_sitter.Node) -> bool:
         value = parent.child_by_field_id(Field.VALUE)
         return value is not None and value.id == node.id
     return False
+
+
+def _typeof_operand(node: tree_sitter.Node) -> bool:
+    """True for the operand of ``typeof`` (which never throws for a missing global)."""
+    parent = node.parent
+    if parent is None or parent.type != "unary_expression":
+        return False
+    operator = parent.child_by_field_id(Field.OPERATOR)
+    return operator is not None and operator.type == "typeof"
 
 
 def _property_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -138,7 +198,7 @@ def _classify(analysis: Analysis, node: tree_sitter.Node, word: str) -> GlobalUs
     if kind == "identifier":
         if word in FORBIDDEN_NAMES:
             return GlobalUse(node, word, GlobalUseKind.FORBIDDEN)
-        if word in UNAVAILABLE_NAMES:
+        if word in UNAVAILABLE_NAMES and not _typeof_operand(node):
             return GlobalUse(node, word, GlobalUseKind.UNAVAILABLE)
         return None
     if kind == "import" and parent is not None:
@@ -182,6 +242,28 @@ def _classify(analysis: Analysis, node: tree_sitter.Node, word: str) -> GlobalUs
     return None
 
 
+def declared_in_script(analysis: Analysis, name: str) -> bool:
+    """True when `name` is declared somewhere in the script (in any scope)."""
+    word = name.encode("utf-8", "surrogatepass")
+    data = analysis.source.data
+    root = analysis.source.root
+    size = len(data)
+    at = data.find(word)
+    while at != -1:
+        end = at + len(word)
+        before = data[at - 1] if at else 32
+        after = data[end] if end < size else 32
+        if before not in _WORD_BYTES and after not in _WORD_BYTES:
+            node = root.descendant_for_byte_range(at, end)
+            if node is not None and node.start_byte == at and node.end_byte == end:
+                if node.type == "shorthand_property_identifier_pattern":
+                    return True
+                if node.type == "identifier" and _is_declaration(node):
+                    return True
+        at = data.find(word, end)
+    return False
+
+
 def scan_globals(analysis: Analysis) -> None:
     """Append a `GlobalUse` for each forbidden or unavailable global in the script."""
     data = analysis.source.data
@@ -192,7 +274,9 @@ def scan_globals(analysis: Analysis) -> None:
         node = root.descendant_for_byte_range(start, end)
         if node is None or node.start_byte != start or node.end_byte != end:
             continue
-        if node.type == "identifier" and _is_declaration(node):
+        if node.type == "shorthand_property_identifier_pattern" or (
+            node.type == "identifier" and _is_declaration(node)
+        ):
             declared.add(word)
             continue
         use = _classify(analysis, node, word)

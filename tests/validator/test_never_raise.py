@@ -72,9 +72,12 @@ SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[Healt
 DEPTHS = st.one_of(st.integers(1, 2 * MAX_NESTING), st.integers(1, 100_000), st.just(100_000))
 
 
+NAMES = "const a = 1, b = 2, c = 3, x = [], f = () => x, X = class {};\n"
+
+
 def workflow(body: str) -> str:
     return (
-        "export default Keep.workflow({ name: 'w', topics: {}, producers: {\n"
+        NAMES + "export default Keep.workflow({ name: 'w', topics: {}, producers: {\n"
         "  p: async (ctx, state) => {\n" + body + "\n    return state;\n  },\n} });\n"
     )
 

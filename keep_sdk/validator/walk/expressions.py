@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import tree_sitter
 
+from keep_sdk.contract.globals import SANDBOX_GLOBALS
+from keep_sdk.validator.facts import GlobalUse, GlobalUseKind, UndefinedName
 from keep_sdk.validator.fields import Field
+from keep_sdk.validator.globals_scan import declared_in_script
 from keep_sdk.validator.scope import (
     FunctionValue,
     GlobalRef,
@@ -32,6 +35,8 @@ __all__ = ["Expressions"]
 Node = tree_sitter.Node
 
 _PROPERTY_TYPES = frozenset({"property_identifier", "private_property_identifier"})
+_NEVER_FREE = frozenset({"arguments", "async", "of", "get", "set", "let", "static", "yield"})
+"""Identifiers that are bound implicitly (``arguments``) or are contextual keywords."""
 
 
 class Expressions(WalkState):
@@ -88,10 +93,21 @@ class Expressions(WalkState):
         name = self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
         binding = scope.lookup(name)
         if binding is None:
+            if name not in SANDBOX_GLOBALS and name not in _NEVER_FREE and self.recording:
+                self.free_name(node, name)
             return GlobalRef(name), state
         if binding.module and self.is_state_binding(binding):
             self.shared(node, name, "read", binding)
         return binding.value, state
+
+    def free_name(self, node: Node, name: str) -> None:
+        """Record a read of a name neither the scope chain nor the sandbox defines."""
+        if declared_in_script(self.analysis, name):
+            fact = UndefinedName(self.handler, node, self.site(node), self.frame.via, name)
+            self.analysis.undefined_names.append(fact)
+        else:
+            use = GlobalUse(node, name, GlobalUseKind.UNAVAILABLE, self.handler)
+            self.analysis.globals.append(use)
 
     def function_literal(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         function = FunctionValue(node, scope)
@@ -188,6 +204,10 @@ class Expressions(WalkState):
         if operator is not None and operator.type == "delete":
             self.write_target(argument, None, scope, state)
             return None, state
+        if operator is not None and operator.type == "typeof" and argument.type == "identifier":
+            name = self.text(argument)
+            if scope.lookup(name) is None:
+                return None, state
         _, state = self.expr(argument, scope, state)
         return None, state
 

@@ -10,8 +10,11 @@ a reservation `TopicUse`.
 
 from __future__ import annotations
 
+import re
+
 import tree_sitter
 
+from keep_sdk.contract.globals import SANDBOX_GLOBALS
 from keep_sdk.model import HandlerPhase
 from keep_sdk.validator.facts import TopicUse
 from keep_sdk.validator.fields import Field
@@ -35,6 +38,15 @@ _EFFECT_WORDS = frozenset(
 )
 
 
+_STRINGS = re.compile(rb"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+_NOT_NAMES = frozenset(
+    b"""true false null undefined typeof instanceof in of void this super await async
+    let const var if else return get set static arguments NaN Infinity""".split()
+)
+"""Words in an expression's text that never name a variable the walk would look up."""
+
+
 def may_assign(text: bytes) -> bool:
     """True when `text` has an ``=`` that is not part of a comparison (an assignment or ``=>``)."""
     at = text.find(b"=")
@@ -51,6 +63,31 @@ def may_assign(text: bytes) -> bool:
         if not comparison:
             return True
         at = text.find(b"=", at + 1)
+    return False
+
+
+def _may_read(text: bytes, names: list[bytes]) -> bool:
+    """True when one of `names` may be read as a variable in the expression `text`.
+
+    An occurrence inside a string literal, after ``.`` (a property) or before
+    ``:`` outside a conditional expression (an object key) is not a read.
+    """
+    if b"'" in text or b'"' in text:
+        text = _STRINGS.sub(b'""', text)
+    conditional = b"?" in text.replace(b"?.", b"").replace(b"??", b"")
+    size = len(text)
+    for name in names:
+        at = text.find(name)
+        while at != -1:
+            end = at + len(name)
+            before = text[:at].rstrip()[-1:]
+            after = text[end:].lstrip()[:1]
+            standalone = (not at or text[at - 1] not in _WORD_BYTES) and (
+                end >= size or text[end] not in _WORD_BYTES
+            )
+            if standalone and before != b"." and (after != b":" or conditional):
+                return True
+            at = text.find(name, end)
     return False
 
 
@@ -82,6 +119,7 @@ class Literals(WalkState):
         if may_assign(text):
             return False
         template = b"`" in text
+        free: list[bytes] = []
         for word in set(words(text)):
             if word in _EFFECT_WORDS:
                 return False
@@ -90,13 +128,15 @@ class Literals(WalkState):
             if binding is None:
                 if template and name in self.tag_roots:
                     return False
+                if name not in SANDBOX_GLOBALS and word not in _NOT_NAMES and word[0] > 0x39:
+                    free.append(word)
                 continue
             value = binding.value
             if is_capability(value) or (template and isinstance(value, FunctionValue)):
                 return False
             if binding.module and self.is_state_binding(binding):
                 return False
-        return True
+        return not free or not _may_read(text, free)
 
     def object_literal(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         if self.is_plain_data(node, scope):
