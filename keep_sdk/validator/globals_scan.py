@@ -173,6 +173,29 @@ def _is_declaration(node: tree_sitter.Node) -> bool:
     return False
 
 
+_GLOBAL_OBJECTS = frozenset({"globalThis", "self", "window", "global", "this"})
+_FUNCTION_LITERALS = frozenset(
+    {"function_expression", "function", "arrow_function", "generator_function", "class"}
+)
+_PROTOTYPE_GETTERS = frozenset({"Object.getPrototypeOf", "Reflect.getPrototypeOf"})
+
+
+def _is_function_object(analysis: Analysis, obj: tree_sitter.Node) -> bool:
+    """True for a function literal or ``Object.getPrototypeOf(...)``: its ``constructor``
+    is ``Function`` or ``AsyncFunction``/``GeneratorFunction``, which compile code."""
+    while obj.type == "parenthesized_expression" and obj.named_child_count:
+        inner = obj.named_child(0)
+        if inner is None:
+            break
+        obj = inner
+    if obj.type in _FUNCTION_LITERALS:
+        return True
+    if obj.type == "call_expression":
+        callee = obj.child_by_field_id(Field.FUNCTION)
+        return callee is not None and analysis.text(callee) in _PROTOTYPE_GETTERS
+    return False
+
+
 def _typeof_operand(node: tree_sitter.Node) -> bool:
     """True for the operand of ``typeof`` (which never throws for a missing global)."""
     parent = node.parent
@@ -227,16 +250,27 @@ def _classify(analysis: Analysis, node: tree_sitter.Node, word: str) -> GlobalUs
             if holder is not None and holder.type in ("subscript_expression", "pair"):
                 return GlobalUse(node, word, GlobalUseKind.FORBIDDEN)
         return None
+    if kind == "string_fragment" and word in FORBIDDEN_NAMES:
+        holder = parent.parent if parent is not None else None
+        if holder is not None and holder.type == "subscript_expression":
+            obj = holder.child_by_field_id(Field.OBJECT)
+            if obj is not None and analysis.text(obj) in _GLOBAL_OBJECTS:
+                return GlobalUse(holder, f"globalThis.{word}", GlobalUseKind.FORBIDDEN)
+        return None
     if kind != "property_identifier":
         return None
     member = _property_of(node)
     if member is None:
         return None
     obj = member.child_by_field_id(Field.OBJECT)
+    if word in FORBIDDEN_NAMES and obj is not None and analysis.text(obj) in _GLOBAL_OBJECTS:
+        return GlobalUse(member, f"globalThis.{word}", GlobalUseKind.FORBIDDEN)
     if word == "constructor" and obj is not None and obj.type == "member_expression":
         inner = obj.child_by_field_id(Field.PROPERTY)
         if inner is not None and analysis.text(inner) == "constructor":
             return GlobalUse(member, "constructor.constructor", GlobalUseKind.FORBIDDEN)
+    if word == "constructor" and obj is not None and _is_function_object(analysis, obj):
+        return GlobalUse(member, "function.constructor", GlobalUseKind.FORBIDDEN)
     if word == "setPrototypeOf" and obj is not None and analysis.text(obj) in ("Object", "Reflect"):
         return GlobalUse(member, word, GlobalUseKind.FORBIDDEN)
     return None
