@@ -24,6 +24,7 @@ from keep_sdk.validator.scope import (
     CtxMethodValue,
     FunctionValue,
     GlobalRef,
+    ModuleState,
     OperationValue,
     Scope,
     Value,
@@ -38,6 +39,11 @@ from keep_sdk.validator.walk.values import PromiseMethod
 __all__ = ["Calls"]
 
 Node = tree_sitter.Node
+
+_ELEMENT_METHODS = frozenset(
+    {"find", "findLast", "at", "filter", "slice", "values", "get", "flat", "toSorted"}
+)
+"""Methods whose result holds the receiver's own elements (not copies of them)."""
 
 
 class Calls(WalkState):
@@ -160,13 +166,22 @@ class Calls(WalkState):
             return None, state
         if isinstance(callee_value, GlobalRef):
             self.global_call(callee_value.path, node, argument_nodes, scope)
-        self.method_call_on_module_object(callee, scope)
+        self.method_call_on_module_object(callee, scope, callee_value)
         if escaping and self.recording and not self.only_reads_arguments(callee_value):
             for argument, value in escaping:
                 self.dynamic(argument, "escapes", self.describe(value))
         for callback in callbacks:
             _, state = self.invoke(callback, [], state, node, callback=True)
+        if isinstance(callee_value, ModuleState) and self.returns_element(callee):
+            return callee_value, state
         return None, state
+
+    def returns_element(self, callee: Node) -> bool:
+        """True for ``x.find(...)`` and the other methods whose result shares `x`'s objects."""
+        if callee.type != "member_expression":
+            return False
+        prop = callee.child_by_field_id(Field.PROPERTY)
+        return prop is not None and self.text(prop) in _ELEMENT_METHODS
 
     def only_reads_arguments(self, value: Value | None) -> bool:
         if not isinstance(value, GlobalRef):

@@ -19,6 +19,7 @@ from keep_sdk.validator.globals_scan import declared_in_script
 from keep_sdk.validator.scope import (
     FunctionValue,
     GlobalRef,
+    ModuleState,
     Scope,
     StringValue,
     Value,
@@ -35,6 +36,7 @@ __all__ = ["Expressions"]
 Node = tree_sitter.Node
 
 _PROPERTY_TYPES = frozenset({"property_identifier", "private_property_identifier"})
+_STATE_KINDS = frozenset({"const", "let", "var", "class"})
 _NEVER_FREE = frozenset({"arguments", "async", "of", "get", "set", "let", "static", "yield"})
 """Identifiers that are bound implicitly (``arguments``) or are contextual keywords."""
 
@@ -96,8 +98,11 @@ class Expressions(WalkState):
             if name not in SANDBOX_GLOBALS and name not in _NEVER_FREE and self.recording:
                 self.free_name(node, name)
             return GlobalRef(name), state
-        if binding.module and self.is_state_binding(binding):
-            self.shared(node, name, "read", binding)
+        if binding.module:
+            if self.is_state_binding(binding):
+                self.shared(node, name, "read", binding)
+            if binding.value is None and binding.kind in _STATE_KINDS:
+                return ModuleState(name), state
         return binding.value, state
 
     def free_name(self, node: Node, name: str) -> None:

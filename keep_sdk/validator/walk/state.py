@@ -193,8 +193,12 @@ class WalkState:
         """Record a change to the object `obj` holds (`writes`)."""
         raise NotImplementedError
 
-    def method_call_on_module_object(self, callee: Node, scope: Scope) -> None:
-        """Record a call of a writing method on a module-level object (`writes`)."""
+    def method_call_on_module_object(
+        self, callee: Node, scope: Scope, value: Value | None = None
+    ) -> None:
+        """Record a call of a writing method on a module-level object (`writes`).
+
+        `value` is the callee's value (a `ModuleState` for ``alias.push``)."""
         raise NotImplementedError
 
     def arguments(self, node: Node) -> list[Node]:

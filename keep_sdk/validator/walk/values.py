@@ -21,6 +21,7 @@ from keep_sdk.validator.scope import (
     ConnectorValue,
     CtxMethodValue,
     GlobalRef,
+    ModuleState,
     OperationValue,
     Value,
     string_literal,
@@ -76,6 +77,8 @@ class Values(WalkState):
             return None
         if isinstance(value, GlobalRef):
             return GlobalRef(f"{value.path}.{name}")
+        if isinstance(value, ModuleState):
+            return value
         if isinstance(value, CallResult) and name in ("then", "catch", "finally"):
             return PromiseMethod(value.call, name)
         return None
