@@ -69,9 +69,7 @@ INVALID = [
     ),
     Case(
         "object-producer-with-publishes-but-no-schedule",
-        script(
-            "producers: {\n  p: { publishes: ['in'], handler: async (ctx) => {} }, // here\n},"
-        ),
+        script("producers: {\n  p: { publishes: ['in'], handler: async (ctx) => {} }, // here\n},"),
     ),
     Case(
         "phase-names-a-let-function",
