@@ -109,12 +109,14 @@ class DynamicCapability:
     """A use of ``ctx`` (or a connector or operation from it) the analysis cannot follow.
 
     `reason` is ``computed`` (``ctx[x]``), ``escapes`` (passed to unknown code,
-    stored in an object, spread), ``reassigned`` or ``rest`` (``...rest`` of ctx).
+    stored in an object, spread), ``reassigned``, ``rest`` (``...rest`` of ctx)
+    or ``returned`` (returned from a getter, a callback or a function no call
+    site the walk follows receives the result of).
     """
 
     handler: Handler
     node: Node
-    reason: Literal["computed", "escapes", "reassigned", "rest"]
+    reason: Literal["computed", "escapes", "reassigned", "rest", "returned"]
     what: str
 
 

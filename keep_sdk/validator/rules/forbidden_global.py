@@ -1,10 +1,13 @@
 """forbidden-global: code generation, module loading, ``with``, prototype tricks, missing globals.
 
-What it does: flags, anywhere in the script, ``eval``, ``Function`` (and the
-``.constructor.constructor`` route to it), ``require``, dynamic ``import()``,
+What it does: flags, anywhere in the script, ``eval``, ``Function`` (and the routes to
+them: ``globalThis.eval``, ``.constructor.constructor``, the ``constructor``
+of a function literal), ``require``, dynamic ``import()``,
 ``import`` declarations, ``with`` statements, ``__proto__`` and
 ``setPrototypeOf``; and browser or Node.js globals the sandbox does not have
-(``fetch``, ``setTimeout``, ``process``, ``window``...).
+(``fetch``, ``setTimeout``, ``process``, ``window``, ``URL``...); in handler
+code, any free name that neither the script declares nor the sandbox's
+``globalThis`` has (``keep_sdk.contract.globals``).
 
 Why is this bad? The sandbox has no module loader, no timers and no network:
 all access goes through ``ctx``. Generated code and prototype tricks defeat

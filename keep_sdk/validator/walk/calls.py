@@ -120,6 +120,8 @@ class Calls(WalkState):
             self.frames.pop()
             self.in_callback, self.pending_label, self.after_reported = saved
         if callback:
+            if is_capability(value) and self.recording:
+                self.dynamic(node, "returned", self.describe(value))
             return None, join(state, end)
         return value, end
 

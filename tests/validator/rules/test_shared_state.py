@@ -59,12 +59,15 @@ INVALID = [
     ),
     Case(
         "alias-of-module-array",
-        workflow(before="const LOG = [];", next_="const entries = LOG; // here\nentries.push(1); // here"),
+        workflow(
+            before="const LOG = [];", next_="const entries = LOG; // here\nentries.push(1); // here"
+        ),
     ),
     Case(
         "destructured-element",
         workflow(
-            before="const QUEUE = [{ n: 0 }];", next_="const [head] = QUEUE; // here\nhead.n = 2; // here"
+            before="const QUEUE = [{ n: 0 }];",
+            next_="const [head] = QUEUE; // here\nhead.n = 2; // here",
         ),
     ),
     Case(
