@@ -13,13 +13,16 @@ in the rules' `WalkVocabulary` are recorded as `GlobalUse`.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import tree_sitter
 
-from keep_sdk.validator.facts import GlobalUse
+from keep_sdk.validator.facts import CapabilityCall, GlobalUse
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
     CTX,
     FUNCTION_TYPES,
+    CallResult,
     ConnectorValue,
     CtxMethodValue,
     FunctionValue,
@@ -33,8 +36,9 @@ from keep_sdk.validator.scope import (
 from keep_sdk.validator.walk.dispatch import EXPRESSIONS
 from keep_sdk.validator.walk.flow import Flow, Frame, join
 from keep_sdk.validator.walk.limits import MAX_HELPER_DEPTH, STEP_BUDGET
+from keep_sdk.validator.walk.mutations import PROMISE_COMBINATORS
 from keep_sdk.validator.walk.state import WalkState
-from keep_sdk.validator.walk.values import PromiseMethod
+from keep_sdk.validator.walk.values import RESOLVED, PromiseMethod
 
 __all__ = ["Calls"]
 
@@ -149,7 +153,11 @@ class Calls(WalkState):
             for argument in argument_nodes:
                 value, state = self.expr(argument, scope, state)
                 values.append(value)
-            return self.invoke(callee_value, values, state, node)
+            result, state = self.invoke(callee_value, values, state, node)
+            if isinstance(result, CallResult) and result.call.is_mutation:
+                self.result_returned(result.call, node)
+            return result, state
+        before = state
         values = []
         callbacks: list[FunctionValue] = []
         escaping: list[tuple[Node, Value | None]] = []
@@ -168,6 +176,14 @@ class Calls(WalkState):
             return None, state
         if isinstance(callee_value, GlobalRef):
             self.global_call(callee_value.path, node, argument_nodes, scope)
+            if (
+                callee_value.path in PROMISE_COMBINATORS
+                and isinstance(state, CapabilityCall)
+                and state is not before
+            ):
+                return CallResult(state), state
+            if callee_value.path == "Promise.resolve" and not callbacks:
+                return RESOLVED, state
         self.method_call_on_module_object(callee, scope, callee_value)
         if escaping and self.recording and not self.only_reads_arguments(callee_value):
             for argument, value in escaping:
@@ -184,6 +200,19 @@ class Calls(WalkState):
             return False
         prop = callee.child_by_field_id(Field.PROPERTY)
         return prop is not None and self.text(prop) in _ELEMENT_METHODS
+
+    def result_returned(self, call: CapabilityCall, site: Node) -> None:
+        """Give `call` the use a helper's caller makes of it, when the helper returned it."""
+        if call.result_use is not None or not self.recording:
+            return
+        use = self.result_use(site)
+        if use is None:
+            return
+        calls = self.analysis.calls
+        for index in range(len(calls) - 1, -1, -1):
+            if calls[index] is call:
+                calls[index] = replace(call, result_use=use)
+                return
 
     def only_reads_arguments(self, value: Value | None) -> bool:
         if not isinstance(value, GlobalRef):

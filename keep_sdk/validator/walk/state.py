@@ -239,6 +239,10 @@ class WalkState:
         """Walk ``.then``/``.catch``/``.finally`` callbacks of a ctx call (`mutations`)."""
         raise NotImplementedError
 
+    def result_use(self, node: Node) -> Node | None:
+        """The node that uses the value of the call `node`, if any (`mutations`)."""
+        raise NotImplementedError
+
     def limit(self, node: Node, limit: LimitKind, bound: int) -> None:
         """Record that the walk stopped at `node` on budget `limit` (`limits`)."""
         raise NotImplementedError

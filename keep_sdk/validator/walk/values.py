@@ -28,17 +28,29 @@ from keep_sdk.validator.scope import (
 )
 from keep_sdk.validator.walk.state import WalkState
 
-__all__ = ["PromiseMethod", "Values"]
+__all__ = ["RESOLVED", "PromiseMethod", "ResolvedPromise", "Values"]
 
 Node = tree_sitter.Node
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PromiseMethod(Value):
-    """``.then``/``.catch``/``.finally`` of the promise a ctx call returned."""
+    """``.then``/``.catch``/``.finally`` of the promise a ctx call returned.
 
-    call: CapabilityCall
+    `call` is None for the promise of ``Promise.resolve(...)``: its callbacks
+    run once, in order, like those of a ctx call.
+    """
+
+    call: CapabilityCall | None
     name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedPromise(Value):
+    """``Promise.resolve(...)``, and what its ``.then`` chain returns."""
+
+
+RESOLVED = ResolvedPromise()
 
 
 class Values(WalkState):
@@ -81,6 +93,8 @@ class Values(WalkState):
             return value
         if isinstance(value, CallResult) and name in ("then", "catch", "finally"):
             return PromiseMethod(value.call, name)
+        if value is RESOLVED and name in ("then", "catch", "finally"):
+            return PromiseMethod(None, name)
         return None
 
     def check_operation(self, connector: str, operation: str | None, node: Node) -> None:
