@@ -181,13 +181,13 @@ _PROTOTYPE_GETTERS = frozenset({"Object.getPrototypeOf", "Reflect.getPrototypeOf
 
 
 def _is_function_object(analysis: Analysis, obj: tree_sitter.Node) -> bool:
-    """True for a function literal or ``Object.getPrototypeOf(...)``: its ``constructor``
-    is ``Function`` or ``AsyncFunction``/``GeneratorFunction``, which compile code."""
+    """True for a function literal or ``Object.getPrototypeOf(...)``.
+
+    Their ``constructor`` is ``Function``, ``AsyncFunction`` or
+    ``GeneratorFunction``, which compile code.
+    """
     while obj.type == "parenthesized_expression" and obj.named_child_count:
-        inner = obj.named_child(0)
-        if inner is None:
-            break
-        obj = inner
+        obj = obj.named_children[0]
     if obj.type in _FUNCTION_LITERALS:
         return True
     if obj.type == "call_expression":

@@ -1,6 +1,8 @@
-"""`SANDBOX_GLOBALS` is exactly what the running sandbox's global object resolves, in every phase."""
+"""`SANDBOX_GLOBALS` is what the running sandbox's global object resolves, in every phase."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from pydantic import JsonValue
@@ -49,8 +51,6 @@ class _Host:
     ],
 )
 def test_sandbox_globals_are_the_contract(handler: str, phase: HandlerPhase) -> None:
-    import json
-
     request = PhaseRequest(
         source=SCRIPT,
         handler=handler,

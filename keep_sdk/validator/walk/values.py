@@ -14,12 +14,14 @@ import tree_sitter
 
 from keep_sdk.model import OperationKind
 from keep_sdk.validator.facts import CapabilityCall, UnknownOperationUse
+from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
     CTX,
     CTX_METHODS,
     CallResult,
     ConnectorValue,
     CtxMethodValue,
+    FunctionValue,
     GlobalRef,
     ModuleState,
     OperationValue,
@@ -28,7 +30,7 @@ from keep_sdk.validator.scope import (
 )
 from keep_sdk.validator.walk.state import WalkState
 
-__all__ = ["RESOLVED", "PromiseMethod", "ResolvedPromise", "Values"]
+__all__ = ["RESOLVED", "PromiseMethod", "ResolvedPromise", "Values", "is_static"]
 
 Node = tree_sitter.Node
 
@@ -51,6 +53,11 @@ class ResolvedPromise(Value):
 
 
 RESOLVED = ResolvedPromise()
+
+
+def is_static(member: Node) -> bool:
+    """True for a ``static`` member of a class body."""
+    return any(child.type == "static" for child in member.children)
 
 
 class Values(WalkState):
@@ -90,11 +97,27 @@ class Values(WalkState):
         if isinstance(value, GlobalRef):
             return GlobalRef(f"{value.path}.{name}")
         if isinstance(value, ModuleState):
-            return value
+            return self.static_method(value.name, name) or value
         if isinstance(value, CallResult) and name in ("then", "catch", "finally"):
             return PromiseMethod(value.call, name)
         if value is RESOLVED and name in ("then", "catch", "finally"):
             return PromiseMethod(None, name)
+        return None
+
+    def static_method(self, class_name: str, name: str) -> FunctionValue | None:
+        """The static method `name` of the module-level class `class_name`, to follow its calls."""
+        binding = self.module.bindings.get(class_name)
+        if binding is None or binding.kind != "class" or binding.init is None:
+            return None
+        body = binding.init.child_by_field_id(Field.BODY)
+        if body is None:
+            return None
+        for member in body.named_children:
+            if member.type != "method_definition" or not is_static(member):
+                continue
+            key = member.child_by_field_id(Field.NAME)
+            if key is not None and self.text(key) == name:
+                return FunctionValue(member, self.module, f"{class_name}.{name}")
         return None
 
     def check_operation(self, connector: str, operation: str | None, node: Node) -> None:

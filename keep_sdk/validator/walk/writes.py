@@ -25,6 +25,7 @@ from keep_sdk.validator.scope import (
 from keep_sdk.validator.walk.dispatch import EXPRESSIONS
 from keep_sdk.validator.walk.flow import Flow
 from keep_sdk.validator.walk.state import WalkState
+from keep_sdk.validator.walk.values import is_static
 
 __all__ = ["Writes"]
 
@@ -100,6 +101,11 @@ class Writes(WalkState):
             if isinstance(obj_value, ModuleState):
                 self.module_state_changed(target, obj_value, scope)
                 return
+            if obj.type == "this":
+                owner = self.static_owner()
+                if owner is not None:
+                    self.module_state_changed(target, ModuleState(owner), scope)
+                    return
             self.mutated_object(obj, scope, target)
             return
         for child in target.named_children:
@@ -147,6 +153,25 @@ class Writes(WalkState):
             self.shared(at, name, "mutate", binding)
         elif isinstance(binding.value, ModuleState):
             self.module_state_changed(at, binding.value, scope)
+
+    def static_owner(self) -> str | None:
+        """The module-level class whose static method the walk is in (`this` is that class)."""
+        if not self.frames:
+            return None
+        method = self.frame.node
+        if method.type != "method_definition" or not is_static(method):
+            return None
+        body = method.parent
+        declaration = body.parent if body is not None else None
+        if declaration is None or declaration.type != "class_declaration":
+            return None
+        name = declaration.child_by_field_id(Field.NAME)
+        if name is None:
+            return None
+        binding = self.module.bindings.get(self.text(name))
+        if binding is None or binding.init is None or binding.init.id != declaration.id:
+            return None
+        return binding.name
 
     def module_state_changed(self, at: Node, state: ModuleState, scope: Scope) -> None:
         """Record a change, at `at`, to the object the module-level binding of `state` holds."""

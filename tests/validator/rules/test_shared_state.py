@@ -95,6 +95,13 @@ INVALID = [
             next_="const s = SETTINGS; // here\nObject.assign(s, { mode: 'b' }); // here",
         ),
     ),
+    Case(
+        "static-method-writes-this",
+        workflow(
+            before="class Counter {\n  static bump() {\n    this.n = (this.n || 0) + 1; // here\n  }\n}",
+            next_="Counter.bump();",
+        ),
+    ),
 ]
 
 VALID = [
