@@ -50,16 +50,16 @@ class Expressions(WalkState):
             self.limit(node, "nesting", MAX_NESTING)
             return None, state
         self.depth += 1
-        try:
-            handler = EXPRESSIONS.get(node.type)
-            if handler is not None:
-                return handler(self, node, scope, state)
-            value: Value | None = None
-            for child in node.named_children:
-                value, state = self.expr(child, scope, state)
-            return value, state
-        finally:
+        handler = EXPRESSIONS.get(node.type)
+        if handler is not None:
+            result = handler(self, node, scope, state)
             self.depth -= 1
+            return result
+        value: Value | None = None
+        for child in node.named_children:
+            value, state = self.expr(child, scope, state)
+        self.depth -= 1
+        return value, state
 
     def nothing(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         return None, state

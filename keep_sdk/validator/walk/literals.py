@@ -72,7 +72,9 @@ def _may_read(text: bytes, names: list[bytes]) -> bool:
     An occurrence inside a string literal, after ``.`` (a property) or before
     ``:`` outside a conditional expression (an object key) is not a read.
     """
-    if b"'" in text or b'"' in text:
+    if b"`" in text:
+        text = _code_only(text)
+    elif b"'" in text or b'"' in text:
         text = _STRINGS.sub(b'""', text)
     conditional = b"?" in text.replace(b"?.", b"").replace(b"??", b"")
     size = len(text)
@@ -89,6 +91,47 @@ def _may_read(text: bytes, names: list[bytes]) -> bool:
                 return True
             at = text.find(name, end)
     return False
+
+
+def _code_only(text: bytes) -> bytes:
+    """`text` with the contents of string and template literals blanked (substitutions kept)."""
+    out = bytearray(text)
+    quote = 0
+    depths: list[int] = []
+    depth = 0
+    index = 0
+    size = len(text)
+    while index < size:
+        byte = text[index]
+        if quote:
+            if byte == 0x5C:
+                out[index] = 0x20
+                if index + 1 < size:
+                    out[index + 1] = 0x20
+                index += 2
+                continue
+            if byte == quote:
+                quote = 0
+            elif quote == 0x60 and byte == 0x24 and text[index + 1 : index + 2] == b"{":
+                depths.append(depth)
+                depth = 0
+                quote = 0
+                index += 2
+                continue
+            else:
+                out[index] = 0x20
+        elif byte in (0x22, 0x27, 0x60):
+            quote = byte
+        elif byte == 0x7B:
+            depth += 1
+        elif byte == 0x7D:
+            if depth == 0 and depths:
+                depth = depths.pop()
+                quote = 0x60
+            else:
+                depth -= 1
+        index += 1
+    return bytes(out)
 
 
 class Literals(WalkState):
