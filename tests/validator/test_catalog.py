@@ -29,6 +29,7 @@ CATALOG = {
     "unknown-operation": Severity.ERROR,
     "dynamic-capability": Severity.ERROR,
     "forbidden-global": Severity.ERROR,
+    "undefined-name": Severity.ERROR,
     "analysis-limit": Severity.ERROR,
     "nondeterministic-mutate": Severity.WARNING,
     "event-title": Severity.WARNING,
