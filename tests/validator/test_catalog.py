@@ -27,6 +27,7 @@ CATALOG = {
     "mutation-result-used": Severity.ERROR,
     "mutation-in-try": Severity.ERROR,
     "unknown-operation": Severity.ERROR,
+    "invalid-arguments": Severity.ERROR,
     "dynamic-capability": Severity.ERROR,
     "forbidden-global": Severity.ERROR,
     "undefined-name": Severity.ERROR,
