@@ -20,6 +20,7 @@ CATALOG = {
     "workflow-shape": Severity.ERROR,
     "undeclared-topic": Severity.ERROR,
     "unsubscribed-topic": Severity.ERROR,
+    "prepare-result-shape": Severity.ERROR,
     "shared-state": Severity.ERROR,
     "phase-forbidden-call": Severity.ERROR,
     "code-after-mutation": Severity.ERROR,
