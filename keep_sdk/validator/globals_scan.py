@@ -159,8 +159,12 @@ def _is_declaration(node: tree_sitter.Node) -> bool:
     if kind in _NAMED_DECLARATIONS:
         name = parent.child_by_field_id(Field.NAME)
         return name is not None and name.id == node.id
-    if kind in ("arrow_function", "catch_clause"):
-        return True
+    if kind == "arrow_function":
+        parameter = parent.child_by_field_id(Field.PARAMETER)
+        return parameter is not None and parameter.id == node.id
+    if kind == "catch_clause":
+        body = parent.child_by_field_id(Field.BODY)
+        return body is None or body.id != node.id
     if kind == "for_in_statement":
         left = parent.child_by_field_id(Field.LEFT)
         return left is not None and left.id == node.id

@@ -18,6 +18,7 @@ DOCS = ROOT / "docs" / "rules"
 CATALOG = {
     "syntax-error": Severity.ERROR,
     "workflow-shape": Severity.ERROR,
+    "legacy-format": Severity.ERROR,
     "undeclared-topic": Severity.ERROR,
     "unsubscribed-topic": Severity.ERROR,
     "prepare-result-shape": Severity.ERROR,

@@ -11,6 +11,7 @@ from keep_sdk.validator.rules import (
     event_title,
     forbidden_global,
     invalid_arguments,
+    legacy_format,
     missing_message_id,
     multiple_mutations,
     mutation_in_try,
@@ -36,6 +37,7 @@ __all__ = ["BUILTIN_RULES", "BUILTIN_VOCABULARY"]
 BUILTIN_RULES: tuple[Rule, ...] = (
     syntax_error.rule,
     workflow_shape.rule,
+    legacy_format.rule,
     undeclared_topic.rule,
     unsubscribed_topic.rule,
     prepare_result_shape.rule,

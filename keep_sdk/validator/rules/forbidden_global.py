@@ -23,6 +23,7 @@ from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, GlobalUseKind
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import why
+from keep_sdk.validator.rules.legacy_format import LEGACY_GLOBALS
 
 __all__ = ["rule"]
 
@@ -69,6 +70,8 @@ META = RuleMeta(
 def check(analysis: Analysis) -> Iterator[Finding]:
     """Each forbidden or unavailable global the scan found."""
     for use in analysis.globals:
+        if use.kind is GlobalUseKind.UNAVAILABLE and use.name in LEGACY_GLOBALS:
+            continue
         if use.kind is GlobalUseKind.UNAVAILABLE:
             message_id = "unavailable"
         elif use.kind is GlobalUseKind.FORBIDDEN:

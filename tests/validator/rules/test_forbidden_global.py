@@ -49,6 +49,7 @@ INVALID = [
     Case("shared-array-buffer", workflow(next_="const b = new SharedArrayBuffer(8); // here")),
     Case("any-missing-global", workflow(next_="const w = WebAssembly.Module; // here")),
     Case("unknown-free-name", workflow(next_="return { n: totalCount }; // here")),
+    Case("arrow-body-eval", workflow(next_="const run = (x) => x;\nconst ev = x => eval; // here")),
 ]
 
 VALID = [
