@@ -118,6 +118,44 @@ def test_shallow_nesting_is_walked() -> None:
     assert not report.diagnostics
 
 
+PLACES = {
+    "topic-value": "export default Keep.workflow({{ name: 'w', topics: {{ t: {obj} }}, "
+    "producers: {{ p: async (ctx, s) => s }} }});",
+    "schedule": "export default Keep.workflow({{ name: 'w', topics: {{}}, producers: {{ p: "
+    "{{ schedule: {obj}, handler: async (ctx, s) => s }} }} }});",
+    "subscribe": "export default Keep.workflow({{ name: 'w', topics: {{ t: {{}} }}, consumers: "
+    "{{ c: {{ subscribe: {arr}, prepare: async () => ({{}}), mutate: async () => {{}}, "
+    "next: async () => {{}} }} }} }});",
+    "publish-payload": "export default Keep.workflow({{ name: 'w', topics: {{ t: {{}} }}, "
+    "producers: {{ p: async (ctx, s) => {{ await ctx.publish('t', {{ messageId: 'x', "
+    "title: 'y', payload: {obj} }}); }} }} }});",
+    "operation-argument": "export default Keep.workflow({{ name: 'w', topics: {{}}, producers: "
+    "{{ p: async (ctx, s) => {{ await ctx.gmail.search({{ query: {par} }}); }} }} }});",
+    "prepare-result": "export default Keep.workflow({{ name: 'w', topics: {{ t: {{}} }}, "
+    "consumers: {{ c: {{ subscribe: ['t'], prepare: async () => ({{ reservations: {arr}, "
+    "data: {obj} }}), mutate: async () => {{}}, next: async () => {{}} }} }} }});",
+    "default-export": "export default {open}Keep.workflow({{ name: 'w', topics: {{}}, "
+    "producers: {{ p: async (ctx, s) => s }} }}){close};",
+    "legacy-declaration": "const workflow = {obj};",
+}
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(PLACES)), DEPTHS)
+def test_nesting_inside_the_declaration_gives_a_report(place: str, depth: int) -> None:
+    source = PLACES[place].format(
+        obj="{a: " * depth + "1" + "}" * depth,
+        arr="[" * depth + "1" + "]" * depth,
+        par="(" * depth + "1" + ")" * depth,
+        open="(" * depth,
+        close=")" * depth,
+    )
+    report = validate(source)
+    assert_well_formed(report, source)
+    if "syntax-error" in report.rules():
+        assert report.rules() == {"syntax-error"}
+
+
 SURROGATES = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 
 

@@ -103,7 +103,9 @@ META = RuleMeta(
 
 
 def check(analysis: Analysis) -> Iterator[Finding]:
-    """The old declaration and every old tool global the script uses."""
+    """The old declaration and every old tool global the script uses (none on syntax errors)."""
+    if analysis.syntax:
+        return
     root = analysis.source.root
     for statement in root.named_children:
         if statement.type not in ("lexical_declaration", "variable_declaration"):
