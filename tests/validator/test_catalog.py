@@ -21,7 +21,6 @@ CATALOG = {
     "legacy-format": Severity.ERROR,
     "undeclared-topic": Severity.ERROR,
     "unsubscribed-topic": Severity.ERROR,
-    "prepare-result-shape": Severity.ERROR,
     "shared-state": Severity.ERROR,
     "phase-forbidden-call": Severity.ERROR,
     "code-after-mutation": Severity.ERROR,
@@ -37,6 +36,7 @@ CATALOG = {
     "nondeterministic-mutate": Severity.WARNING,
     "event-title": Severity.WARNING,
     "missing-message-id": Severity.WARNING,
+    "prepare-result-shape": Severity.WARNING,
 }
 REQUIRED_SECTIONS = ("## What it flags", "## Why it is dangerous", "## Incorrect", "## Correct")
 

@@ -40,7 +40,6 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     legacy_format.rule,
     undeclared_topic.rule,
     unsubscribed_topic.rule,
-    prepare_result_shape.rule,
     shared_state.rule,
     phase_forbidden_call.rule,
     code_after_mutation.rule,
@@ -56,6 +55,7 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     nondeterministic_mutate.rule,
     event_title.rule,
     missing_message_id.rule,
+    prepare_result_shape.rule,
 )
 """Every built-in rule, in the order of the catalog in DESIGN.md (`analysis-limit` after the
 last error rule)."""

@@ -9,8 +9,9 @@ the `PrepareResult` contract: keys other than ``reservations``, ``data``,
 object with only ``title``. Values computed at run time are not checked.
 
 Why is this bad? The host validates what ``prepare`` returns and fails the run
-as a logic error when it does not fit the contract; a misspelled key such as
-``wakeat`` would otherwise be a silent no-op that never wakes the consumer.
+as a logic error when it does not fit the contract: the consumer never gets
+past ``prepare`` until the script is fixed (no mutation has run yet, so the
+rule warns rather than refusing the script).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ UI_KEYS = _keys(UiInfo)
 
 META = RuleMeta(
     id="prepare-result-shape",
-    severity=Severity.ERROR,
+    severity=Severity.WARNING,
     description="`prepare` returns an object that does not fit the prepare result contract.",
     rationale=why(__doc__),
     messages={
