@@ -21,6 +21,7 @@ __all__ = [
     "HOST_NAMES",
     "UNAVAILABLE_NAMES",
     "declared_in_script",
+    "declared_with_var",
     "scan_globals",
 ]
 
@@ -298,6 +299,27 @@ def declared_in_script(analysis: Analysis, name: str) -> bool:
                     return True
                 if node.type == "identifier" and _is_declaration(node):
                     return True
+        at = data.find(word, end)
+    return False
+
+
+def declared_with_var(analysis: Analysis, name: str) -> bool:
+    """True when a ``var`` declares `name` somewhere (hoisted: reading it early is no error)."""
+    word = name.encode("utf-8", "surrogatepass")
+    data = analysis.source.data
+    root = analysis.source.root
+    at = data.find(word)
+    while at != -1:
+        end = at + len(word)
+        node = root.descendant_for_byte_range(at, end)
+        parent = node.parent if node is not None and node.type == "identifier" else None
+        if (
+            parent is not None
+            and parent.type == "variable_declarator"
+            and parent.parent is not None
+            and parent.parent.type == "variable_declaration"
+        ):
+            return True
         at = data.find(word, end)
     return False
 

@@ -22,6 +22,7 @@ from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
     CTX,
     FUNCTION_TYPES,
+    Binding,
     CallResult,
     ConnectorValue,
     CtxMethodValue,
@@ -44,6 +45,8 @@ __all__ = ["Calls"]
 
 Node = tree_sitter.Node
 
+_NAMED_EXPRESSIONS = frozenset({"function_expression", "function", "generator_function"})
+"""Function expressions whose own name is bound inside their body."""
 _ELEMENT_METHODS = frozenset(
     {"find", "findLast", "at", "filter", "slice", "values", "get", "flat", "toSorted"}
 )
@@ -105,6 +108,11 @@ class Calls(WalkState):
             site = self.site(call)
             via = (*self.frame.via, function.name or "function")
         scope = Scope(parent=function.scope)
+        if node.type in _NAMED_EXPRESSIONS:
+            own = node.child_by_field_id(Field.NAME)
+            if own is not None:
+                name = self.text(own)
+                scope.declare(Binding(name, "function", own, function, node))
         saved = (self.in_callback, self.pending_label, self.after_reported)
         if callback:
             self.in_callback = True

@@ -15,7 +15,7 @@ import tree_sitter
 from keep_sdk.contract.globals import SANDBOX_GLOBALS
 from keep_sdk.validator.facts import GlobalUse, GlobalUseKind, UndefinedName
 from keep_sdk.validator.fields import Field
-from keep_sdk.validator.globals_scan import declared_in_script
+from keep_sdk.validator.globals_scan import declared_in_script, declared_with_var
 from keep_sdk.validator.scope import (
     FunctionValue,
     GlobalRef,
@@ -107,6 +107,8 @@ class Expressions(WalkState):
 
     def free_name(self, node: Node, name: str) -> None:
         """Record a read of a name neither the scope chain nor the sandbox defines."""
+        if declared_with_var(self.analysis, name):
+            return
         if declared_in_script(self.analysis, name):
             fact = UndefinedName(self.handler, node, self.site(node), self.frame.via, name)
             self.analysis.undefined_names.append(fact)

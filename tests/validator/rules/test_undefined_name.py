@@ -70,6 +70,26 @@ VALID = [
             next_="return { n: count(1, 2) };",
         ),
     ),
+    Case(
+        "named-function-expression",
+        workflow(
+            next_="const f = function again(n) {\n  return n ? again(n - 1) : 0;\n};\nreturn { n: f(2) };"
+        ),
+    ),
+    Case(
+        "var-read-before-declaration",
+        workflow(next_="console.log(total);\nvar total = 1;\nreturn { total };"),
+    ),
+    Case(
+        "catch-parameter",
+        workflow(
+            next_="try {\n  JSON.parse('x');\n} catch (err) {\n  return { message: err.message };\n}"
+        ),
+    ),
+    Case(
+        "loop-variables",
+        workflow(next_="for (const [k, v] of Object.entries({})) {\n  console.log(k, v);\n}"),
+    ),
 ]
 
 
