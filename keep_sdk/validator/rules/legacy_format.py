@@ -4,7 +4,9 @@ What it does: flags the original product's declaration (a top-level
 ``const workflow = {...}`` object) and, anywhere in the script, its tool
 globals (``Topics.peek``, ``Topics.publish``, ``Gmail.api``,
 ``GoogleSheets.api``... and the ``__state__``-style phase globals), each with
-what replaces it in this SDK.
+what replaces it in this SDK, and handlers whose first parameter is
+``state``, ``prepared`` or ``mutationResult`` (the old signatures without
+``ctx``).
 
 Why is this bad? This SDK loads only ``export default Keep.workflow({...})``,
 calls handlers with ``ctx`` first and offers tools only through ``ctx``: a
@@ -18,12 +20,13 @@ from collections.abc import Iterator
 
 import tree_sitter
 
+from keep_sdk.model import HandlerPhase
 from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.globals_scan import declared_in_script
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
-from keep_sdk.validator.rules._support import why
+from keep_sdk.validator.rules._support import phase_name, why
 from keep_sdk.validator.source import words
 
 __all__ = ["LEGACY_GLOBALS", "rule"]
@@ -44,6 +47,13 @@ _REPLACEMENTS = {
     "__state__": "read the handler's `state` parameter: `(ctx, state)`",
     "__prepared__": "read the handler's `prepared` parameter: `(ctx, prepared)`",
     "__mutationResult__": "read `next`'s `mutationResult` parameter",
+}
+_OLD_FIRST_PARAMETERS = frozenset({"state", "prepared", "mutationResult"})
+_PARAMETERS = {
+    HandlerPhase.PRODUCER: "(ctx, state)",
+    HandlerPhase.PREPARE: "(ctx, state)",
+    HandlerPhase.MUTATE: "(ctx, prepared)",
+    HandlerPhase.NEXT: "(ctx, prepared, mutationResult)",
 }
 _OTHER = (
     "call a connector configured in keep.toml through ctx (`ctx.<connector>.<operation>`); "
@@ -88,6 +98,10 @@ META = RuleMeta(
             "`export default Keep.workflow({{...}})` with handlers that take `ctx` first"
         ),
         "tool": "`{name}` is a tool global of the original product's format: {replacement}",
+        "signature": (
+            "this handler takes `{name}` first, as in the original product's format; here "
+            "{phase} receives `{parameters}`, so `{name}` would be `ctx`"
+        ),
     },
     hint=(
         "Rewrite the declaration as `export default Keep.workflow({{ name, topics, producers: "
@@ -98,7 +112,10 @@ META = RuleMeta(
         "{{limit}})`, `Topics.publish({{topic, event}})` → `ctx.publish(topic, event)`, "
         "`Gmail.api(...)` → `ctx.gmail.<operation>(...)`."
     ),
-    hints={"tool": "Replace it: {replacement}."},
+    hints={
+        "tool": "Replace it: {replacement}.",
+        "signature": "Add `ctx` as the first parameter: `{parameters}`.",
+    },
 )
 
 
@@ -120,6 +137,29 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 if text == "workflow":
                     yield Finding("declaration", declarator, {"name": f"const {text}"})
     yield from _tools(analysis)
+    yield from _signatures(analysis)
+
+
+def _signatures(analysis: Analysis) -> Iterator[Finding]:
+    for handler in analysis.handlers:
+        node = handler.node
+        first = node.child_by_field_id(Field.PARAMETER)
+        if first is None:
+            parameters = node.child_by_field_id(Field.PARAMETERS)
+            named = (
+                [p for p in parameters.named_children if p.type != "comment"] if parameters else []
+            )
+            first = named[0] if named else None
+        if first is None or first.type != "identifier":
+            continue
+        name = analysis.text(first)
+        if name in _OLD_FIRST_PARAMETERS:
+            arguments = {
+                "name": name,
+                "phase": phase_name(handler.phase),
+                "parameters": _PARAMETERS[handler.phase],
+            }
+            yield Finding("signature", first, arguments, handler)
 
 
 def _tools(analysis: Analysis) -> Iterator[Finding]:

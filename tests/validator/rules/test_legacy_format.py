@@ -48,6 +48,15 @@ INVALID = [
         "module-level-helper",
         workflow(before="const peek = (t) => Topics.peek({ topic: t }); // here"),
     ),
+    Case(
+        "handler-without-ctx",
+        "export default Keep.workflow({\n  name: 'w',\n  topics: { t: {} },\n  consumers: {\n"
+        "    c: Keep.consumer({\n      subscribe: ['t'],\n"
+        "      prepare: async (state) => ({ reservations: [], data: {} }), // here\n"
+        "      mutate: async (prepared) => {}, // here\n"
+        "      next: async (prepared, mutationResult) => null, // here\n"
+        "    }),\n  },\n});\n",
+    ),
 ]
 
 VALID = [
