@@ -1,7 +1,8 @@
 """legacy-format: a script in the original product's format (``const workflow = {...}``, tools).
 
 What it does: flags the original product's declaration (a top-level
-``const workflow = {...}`` object) and, anywhere in the script, its tool
+``const workflow = {...}`` object with ``producers`` or ``consumers``, in a
+script without a readable ``export default Keep.workflow``) and, anywhere in the script, its tool
 globals (``Topics.peek``, ``Topics.publish``, ``Gmail.api``,
 ``GoogleSheets.api``... and the ``__state__``-style phase globals), each with
 what replaces it in this SDK, and handlers whose first parameter is
@@ -48,6 +49,7 @@ _REPLACEMENTS = {
     "__prepared__": "read the handler's `prepared` parameter: `(ctx, prepared)`",
     "__mutationResult__": "read `next`'s `mutationResult` parameter",
 }
+_SECTIONS = frozenset({"producers", "consumers"})
 _OLD_FIRST_PARAMETERS = frozenset({"state", "prepared", "mutationResult"})
 _PARAMETERS = {
     HandlerPhase.PRODUCER: "(ctx, state)",
@@ -132,10 +134,17 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 continue
             name = declarator.child_by_field_id(Field.NAME)
             value = declarator.child_by_field_id(Field.VALUE)
-            if name is not None and value is not None and value.type == "object":
-                text = analysis.text(name)
-                if text == "workflow":
-                    yield Finding("declaration", declarator, {"name": f"const {text}"})
+            if (
+                name is not None
+                and value is not None
+                and value.type == "object"
+                and analysis.manifest is None
+                and _declares_handlers(analysis, value)
+            ):
+                kind = statement.child(0)
+                keyword = analysis.text(kind) if kind is not None else "const"
+                arguments = {"name": f"{keyword} {analysis.text(name)}"}
+                yield Finding("declaration", declarator, arguments)
     yield from _tools(analysis)
     yield from _signatures(analysis)
 
@@ -160,6 +169,15 @@ def _signatures(analysis: Analysis) -> Iterator[Finding]:
                 "parameters": _PARAMETERS[handler.phase],
             }
             yield Finding("signature", first, arguments, handler)
+
+
+def _declares_handlers(analysis: Analysis, literal: Node) -> bool:
+    """True for an object literal with a ``producers`` or ``consumers`` key."""
+    for entry in literal.named_children:
+        key = entry.child_by_field_id(Field.KEY) if entry.type == "pair" else None
+        if key is not None and analysis.text(key).strip("\"'") in _SECTIONS:
+            return True
+    return False
 
 
 def _tools(analysis: Analysis) -> Iterator[Finding]:

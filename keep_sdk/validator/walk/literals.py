@@ -39,7 +39,9 @@ _EFFECT_WORDS = frozenset(
 
 
 _STRINGS = re.compile(rb"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
-_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
+_READ = re.compile(rb"(?<![\w$.])([A-Za-z_$][\w$]*)(?![\w$])(?!\s*:)")
+_READ_ANYWHERE = re.compile(rb"(?<![\w$.])([A-Za-z_$][\w$]*)(?![\w$])")
+"""Words not after ``.`` (and, for `_READ`, not before ``:``): where a variable may be read."""
 _NOT_NAMES = frozenset(
     b"""true false null undefined typeof instanceof in of void this super await async
     let const var if else return get set static arguments NaN Infinity""".split()
@@ -77,20 +79,8 @@ def _may_read(text: bytes, names: list[bytes]) -> bool:
     elif b"'" in text or b'"' in text:
         text = _STRINGS.sub(b'""', text)
     conditional = b"?" in text.replace(b"?.", b"").replace(b"??", b"")
-    size = len(text)
-    for name in names:
-        at = text.find(name)
-        while at != -1:
-            end = at + len(name)
-            before = text[:at].rstrip()[-1:]
-            after = text[end:].lstrip()[:1]
-            standalone = (not at or text[at - 1] not in _WORD_BYTES) and (
-                end >= size or text[end] not in _WORD_BYTES
-            )
-            if standalone and before != b"." and (after != b":" or conditional):
-                return True
-            at = text.find(name, end)
-    return False
+    pattern = _READ_ANYWHERE if conditional else _READ
+    return not set(pattern.findall(text)).isdisjoint(names)
 
 
 def _code_only(text: bytes) -> bytes:

@@ -27,7 +27,7 @@ OLD = (
 
 INVALID = [
     Case("old-script", OLD),
-    Case("let-workflow", "let workflow = { topics: {} }; // here\n"),
+    Case("let-workflow", "let workflow = { topics: {}, consumers: {} }; // here\n"),
     Case(
         "half-converted-gmail",
         workflow(prepare=f"const m = await Gmail.api({{ q: 'x' }}); // here\n{READ}"),
