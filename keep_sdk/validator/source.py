@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 import threading
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,6 +20,8 @@ JAVASCRIPT = tree_sitter.Language(tree_sitter_javascript.language())
 
 _local = threading.local()
 
+_NOT_CODE = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.DOTALL)
+_READ_POSITION = re.compile(rb"(?<![\w$.])([A-Za-z_$][\w$]*)(?![\w$])(?!\s*:)")
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 _WORDS_ONLY = bytes(byte if byte in _WORD_BYTES else 0x20 for byte in range(256))
 
@@ -70,6 +73,22 @@ class SourceText:
             starts.append(at + 1)
             at = find(b"\n", at + 1)
         return starts
+
+    @cached_property
+    def word_set(self) -> frozenset[bytes]:
+        """The distinct runs of identifier characters in the script (see `words`)."""
+        return frozenset(words(self.data))
+
+    @cached_property
+    def read_words(self) -> frozenset[bytes]:
+        """Words that stand somewhere in the script where a variable may be read.
+
+        Every word outside comments and quoted strings that neither follows
+        ``.`` (a property) nor precedes ``:`` (a key). A superset where the
+        text is ambiguous (template text, regular expressions); a name read
+        only as the middle operand of ``a ? name : b`` is missed.
+        """
+        return frozenset(_READ_POSITION.findall(_NOT_CODE.sub(b" ", self.data)))
 
     @cached_property
     def lines(self) -> list[str]:

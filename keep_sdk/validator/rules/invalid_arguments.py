@@ -23,6 +23,7 @@ from typing import Any
 
 import tree_sitter
 
+from keep_sdk.contract.manifest import Manifest
 from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, CapabilityCall
 from keep_sdk.validator.fields import Field
@@ -66,11 +67,9 @@ META = RuleMeta(
 
 def check(analysis: Analysis) -> Iterator[Finding]:
     """Object-literal arguments of connector calls checked against the operations' schemas."""
-    schemas = {
-        (connector.name, operation.name): operation.arguments
-        for connector in analysis.connectors.connectors
-        for operation in connector.operations
-    }
+    if not analysis.calls:
+        return
+    schemas = _schemas(analysis.connectors)
     for call in analysis.calls:
         if call.connector is None or call.operation is None or not call.arguments:
             continue
@@ -79,6 +78,25 @@ def check(analysis: Analysis) -> Iterator[Finding]:
         if schema is None or argument.type != "object":
             continue
         yield from _check_object(analysis, call, argument, schema)
+
+
+_CACHE: dict[int, tuple[Manifest, dict[tuple[str, str], Mapping[str, Any]]]] = {}
+
+
+def _schemas(manifest: Manifest) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """Each operation's argument schema by (connector, operation), cached per manifest."""
+    cached = _CACHE.get(id(manifest))
+    if cached is not None and cached[0] is manifest:
+        return cached[1]
+    schemas: dict[tuple[str, str], Mapping[str, Any]] = {
+        (connector.name, operation.name): operation.arguments
+        for connector in manifest.connectors
+        for operation in connector.operations
+    }
+    if len(_CACHE) > 16:
+        _CACHE.clear()
+    _CACHE[id(manifest)] = (manifest, schemas)
+    return schemas
 
 
 def _unwrapped(node: Node) -> Node:
@@ -93,12 +111,6 @@ def _check_object(
     properties: Mapping[str, Any] = schema.get("properties") or {}
     closed = schema.get("additionalProperties") is False
     required = [key for key in schema.get("required") or () if isinstance(key, str)]
-    allowed = ", ".join(f"`{key}`" for key in properties) or "no arguments"
-    common = {
-        "target": f"{call.connector}.{call.operation}",
-        "allowed": allowed,
-        "required": ", ".join(f"`{key}`" for key in required),
-    }
     present: set[str] = set()
     misspelled: set[str] = set()
     complete = True
@@ -123,6 +135,7 @@ def _check_object(
             if closed:
                 close = difflib.get_close_matches(key, list(properties), n=1, cutoff=0.6)
                 misspelled.update(close)
+                common = _common(call, properties, required)
                 arguments = {**common, "key": key, "suggestion": suggestion(key, properties)}
                 yield Finding("unknown-key", key_node, arguments, call.handler)
             continue
@@ -130,12 +143,24 @@ def _check_object(
             problem = _type_problem(analysis, value, properties[key])
             if problem is not None:
                 expected, actual = problem
+                common = _common(call, properties, required)
                 arguments = {**common, "key": key, "expected": expected, "actual": actual}
                 yield Finding("wrong-type", value, arguments, call.handler)
     if complete:
         for key in required:
             if key not in present and key not in misspelled:
-                yield Finding("missing-key", literal, {**common, "key": key}, call.handler)
+                arguments = {**_common(call, properties, required), "key": key}
+                yield Finding("missing-key", literal, arguments, call.handler)
+
+
+def _common(
+    call: CapabilityCall, properties: Mapping[str, Any], required: list[str]
+) -> dict[str, str]:
+    return {
+        "target": f"{call.connector}.{call.operation}",
+        "allowed": ", ".join(f"`{key}`" for key in properties) or "no arguments",
+        "required": ", ".join(f"`{key}`" for key in required),
+    }
 
 
 def _key(analysis: Analysis, key: Node | None) -> str | None:

@@ -28,7 +28,6 @@ from keep_sdk.validator.fields import Field
 from keep_sdk.validator.globals_scan import declared_in_script
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import phase_name, why
-from keep_sdk.validator.source import words
 
 __all__ = ["LEGACY_GLOBALS", "rule"]
 
@@ -182,7 +181,7 @@ def _declares_handlers(analysis: Analysis, literal: Node) -> bool:
 
 def _tools(analysis: Analysis) -> Iterator[Finding]:
     data = analysis.source.data
-    present = _ENCODED.intersection(words(data))
+    present = _ENCODED.intersection(analysis.source.word_set)
     if not present:
         return
     root = analysis.source.root

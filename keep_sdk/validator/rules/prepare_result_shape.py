@@ -59,6 +59,9 @@ def _accepted(model: type[BaseModel]) -> frozenset[str]:
 RESULT_KEYS = _keys(PrepareResult)
 RESERVATION_KEYS = _keys(Reservation)
 UI_KEYS = _keys(UiInfo)
+_RESULT_ACCEPTED = _accepted(PrepareResult)
+_RESERVATION_ACCEPTED = _accepted(Reservation)
+_UI_ACCEPTED = _accepted(UiInfo)
 
 META = RuleMeta(
     id="prepare-result-shape",
@@ -80,15 +83,15 @@ META = RuleMeta(
 
 def check(analysis: Analysis) -> Iterator[Finding]:
     """The object literals every `prepare` handler returns."""
-    result_keys = _accepted(PrepareResult)
     for handler in analysis.handlers:
         if handler.phase is not HandlerPhase.PREPARE:
             continue
-        for literal in _returned_objects(handler.node):
-            yield from _result(analysis, handler, literal, result_keys)
+        for literal in _returned_objects(analysis, handler.node):
+            yield from _result(analysis, handler, literal, _RESULT_ACCEPTED)
 
 
-def _returned_objects(function: Node) -> Iterator[Node]:
+def _returned_objects(analysis: Analysis, function: Node) -> Iterator[Node]:
+    """The object literals the `return` statements of `function`'s own body return."""
     body = function.child_by_field_id(Field.BODY)
     if body is None:
         return
@@ -97,18 +100,32 @@ def _returned_objects(function: Node) -> Iterator[Node]:
         if found is not None:
             yield found
         return
-    stack = list(reversed(body.named_children))
-    while stack:
-        node = stack.pop()
-        if node.type in _NESTED_FUNCTIONS:
-            continue
-        if node.type == "return_statement":
-            for child in node.named_children:
+    data = analysis.source.data
+    root = analysis.source.root
+    at = data.find(b"return", body.start_byte, body.end_byte)
+    while at != -1:
+        node = root.descendant_for_byte_range(at, at + 6)
+        statement = node.parent if node is not None else None
+        if (
+            statement is not None
+            and statement.type == "return_statement"
+            and _owner(statement, body) is not None
+        ):
+            for child in statement.named_children:
                 found = _object(child)
                 if found is not None:
                     yield found
-            continue
-        stack.extend(reversed(node.named_children))
+        at = data.find(b"return", at + 6, body.end_byte)
+
+
+def _owner(statement: Node, body: Node) -> Node | None:
+    """`body` when `statement` lies in it outside every nested function, else None."""
+    parent = statement.parent
+    while parent is not None and parent.id != body.id:
+        if parent.type in _NESTED_FUNCTIONS:
+            return None
+        parent = parent.parent
+    return parent
 
 
 def _object(node: Node) -> Node | None:
@@ -156,7 +173,7 @@ def _reservations(analysis: Analysis, handler: Handler, value: Node) -> Iterator
         return
     if value.type != "array":
         return
-    accepted = _accepted(Reservation)
+    accepted = _RESERVATION_ACCEPTED
     for element in value.named_children:
         if element.type in _LITERALS and element.type != "object":
             detail = "this is not an object"
@@ -187,7 +204,7 @@ def _ui(analysis: Analysis, handler: Handler, value: Node) -> Iterator[Finding]:
         return
     if value.type != "object":
         return
-    accepted = _accepted(UiInfo)
+    accepted = _UI_ACCEPTED
     for key, key_node, _ in _entries(analysis, value):
         if key not in accepted:
             detail = f"`{key}` is not a key of `ui`{suggestion(key, UI_KEYS)}"

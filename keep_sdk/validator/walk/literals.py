@@ -10,8 +10,6 @@ a reservation `TopicUse`.
 
 from __future__ import annotations
 
-import re
-
 import tree_sitter
 
 from keep_sdk.contract.globals import SANDBOX_GLOBALS
@@ -38,10 +36,6 @@ _EFFECT_WORDS = frozenset(
 )
 
 
-_STRINGS = re.compile(rb"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
-_READ = re.compile(rb"(?<![\w$.])([A-Za-z_$][\w$]*)(?![\w$])(?!\s*:)")
-_READ_ANYWHERE = re.compile(rb"(?<![\w$.])([A-Za-z_$][\w$]*)(?![\w$])")
-"""Words not after ``.`` (and, for `_READ`, not before ``:``): where a variable may be read."""
 _NOT_NAMES = frozenset(
     b"""true false null undefined typeof instanceof in of void this super await async
     let const var if else return get set static arguments NaN Infinity""".split()
@@ -68,62 +62,6 @@ def may_assign(text: bytes) -> bool:
     return False
 
 
-def _may_read(text: bytes, names: list[bytes]) -> bool:
-    """True when one of `names` may be read as a variable in the expression `text`.
-
-    An occurrence inside a string literal, after ``.`` (a property) or before
-    ``:`` outside a conditional expression (an object key) is not a read.
-    """
-    if b"`" in text:
-        text = _code_only(text)
-    elif b"'" in text or b'"' in text:
-        text = _STRINGS.sub(b'""', text)
-    conditional = b"?" in text.replace(b"?.", b"").replace(b"??", b"")
-    pattern = _READ_ANYWHERE if conditional else _READ
-    return not set(pattern.findall(text)).isdisjoint(names)
-
-
-def _code_only(text: bytes) -> bytes:
-    """`text` with the contents of string and template literals blanked (substitutions kept)."""
-    out = bytearray(text)
-    quote = 0
-    depths: list[int] = []
-    depth = 0
-    index = 0
-    size = len(text)
-    while index < size:
-        byte = text[index]
-        if quote:
-            if byte == 0x5C:
-                out[index] = 0x20
-                if index + 1 < size:
-                    out[index + 1] = 0x20
-                index += 2
-                continue
-            if byte == quote:
-                quote = 0
-            elif quote == 0x60 and byte == 0x24 and text[index + 1 : index + 2] == b"{":
-                depths.append(depth)
-                depth = 0
-                quote = 0
-                index += 2
-                continue
-            else:
-                out[index] = 0x20
-        elif byte in (0x22, 0x27, 0x60):
-            quote = byte
-        elif byte == 0x7B:
-            depth += 1
-        elif byte == 0x7D:
-            if depth == 0 and depths:
-                depth = depths.pop()
-                quote = 0x60
-            else:
-                depth -= 1
-        index += 1
-    return bytes(out)
-
-
 class Literals(WalkState):
     """Literal handlers and the plain-text check."""
 
@@ -140,8 +78,11 @@ class Literals(WalkState):
         no reservation key, and none of its words names a binding that holds
         ctx (or a connector or operation) or module-level state. With a
         template literal (which may be a tagged call) no word may name a
-        function or a global whose calls are reported either. Words that are
-        keys or string contents only make the answer False more often.
+        function or a global whose calls are reported either; and no word
+        that no binding declares and the sandbox lacks stands anywhere in the
+        script where a variable is read (`SourceText.read_words`), so free
+        names are walked and reported. Words that are keys or string contents
+        only make the answer False more often.
         """
         text = self.data[start:end]
         if not text.isascii():
@@ -152,7 +93,7 @@ class Literals(WalkState):
         if may_assign(text):
             return False
         template = b"`" in text
-        free: list[bytes] = []
+        reads: frozenset[bytes] | None = None
         for word in set(words(text)):
             if word in _EFFECT_WORDS:
                 return False
@@ -161,15 +102,19 @@ class Literals(WalkState):
             if binding is None:
                 if template and name in self.tag_roots:
                     return False
-                if name not in SANDBOX_GLOBALS and word not in _NOT_NAMES and word[0] > 0x39:
-                    free.append(word)
+                if word in _NOT_NAMES or name in SANDBOX_GLOBALS or word[0] <= 0x39:
+                    continue
+                if reads is None:
+                    reads = self.analysis.source.read_words
+                if word in reads:
+                    return False
                 continue
             value = binding.value
             if is_capability(value) or (template and isinstance(value, FunctionValue)):
                 return False
             if binding.module and self.is_state_binding(binding):
                 return False
-        return not free or not _may_read(text, free)
+        return True
 
     def object_literal(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         if self.is_plain_data(node, scope):
