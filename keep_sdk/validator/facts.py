@@ -28,6 +28,7 @@ __all__ = [
     "GlobalUse",
     "GlobalUseKind",
     "Handler",
+    "HandlerReturn",
     "LimitKind",
     "ShapeProblem",
     "SharedStateAccess",
@@ -194,6 +195,14 @@ class UnknownOperationUse:
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class HandlerReturn:
+    """An expression a handler's own body returns (``return x``, or an arrow's body)."""
+
+    handler: Handler
+    node: Node
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class UndefinedName:
     """A read of `name` where no declaration is in scope, though the script declares it elsewhere.
 
@@ -277,6 +286,7 @@ class Analysis:
     topics: list[TopicUse] = field(default_factory=list)
     unknown_operations: list[UnknownOperationUse] = field(default_factory=list)
     undefined_names: list[UndefinedName] = field(default_factory=list)
+    returns: list[HandlerReturn] = field(default_factory=list)
     limits: list[AnalysisLimit] = field(default_factory=list)
 
     def text(self, node: Node) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import tree_sitter
 
 from keep_sdk.model import OperationKind
-from keep_sdk.validator.facts import Analysis, AnalysisLimit
+from keep_sdk.validator.facts import Analysis, AnalysisLimit, HandlerReturn
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import CTX, FunctionValue, Scope
 from keep_sdk.validator.vocabulary import WalkVocabulary
@@ -72,6 +72,9 @@ class _Walk(
         self.walked.add(handler.id)
         self.active.add(handler.id)
         self.bind_parameters(handler, [CTX], scope, False)
+        body = handler.child_by_field_id(Field.BODY)
+        if body is not None and body.type != "statement_block":
+            self.analysis.returns.append(HandlerReturn(self.handler, body))
         self.function_body(handler, scope, False)
         self.active.discard(handler.id)
         self.frames.pop()

@@ -125,7 +125,8 @@ def check(analysis: Analysis) -> Iterator[Finding]:
     if analysis.syntax:
         return
     root = analysis.source.root
-    for statement in root.named_children:
+    statements = root.named_children if analysis.manifest is None else []
+    for statement in statements:
         if statement.type not in ("lexical_declaration", "variable_declaration"):
             continue
         for declarator in statement.named_children:

@@ -27,20 +27,11 @@ from keep_sdk.validator.facts import Analysis, Handler
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import suggestion, why
-from keep_sdk.validator.scope import FUNCTION_TYPES
 
 __all__ = ["rule"]
 
 Node = tree_sitter.Node
 
-_NESTED_FUNCTIONS = (
-    FUNCTION_TYPES
-    | {"method_definition", "class", "class_declaration"}
-    | {
-        "function_declaration",
-        "generator_function_declaration",
-    }
-)
 _LITERALS = frozenset(
     {"string", "template_string", "number", "true", "false", "null", "array", "object"}
 )
@@ -82,50 +73,13 @@ META = RuleMeta(
 
 
 def check(analysis: Analysis) -> Iterator[Finding]:
-    """The object literals every `prepare` handler returns."""
-    for handler in analysis.handlers:
-        if handler.phase is not HandlerPhase.PREPARE:
+    """The object literals every `prepare` handler's own body returns."""
+    for returned in analysis.returns:
+        if returned.handler.phase is not HandlerPhase.PREPARE:
             continue
-        for literal in _returned_objects(analysis, handler.node):
-            yield from _result(analysis, handler, literal, _RESULT_ACCEPTED)
-
-
-def _returned_objects(analysis: Analysis, function: Node) -> Iterator[Node]:
-    """The object literals the `return` statements of `function`'s own body return."""
-    body = function.child_by_field_id(Field.BODY)
-    if body is None:
-        return
-    if body.type != "statement_block":
-        found = _object(body)
-        if found is not None:
-            yield found
-        return
-    data = analysis.source.data
-    root = analysis.source.root
-    at = data.find(b"return", body.start_byte, body.end_byte)
-    while at != -1:
-        node = root.descendant_for_byte_range(at, at + 6)
-        statement = node.parent if node is not None else None
-        if (
-            statement is not None
-            and statement.type == "return_statement"
-            and _owner(statement, body) is not None
-        ):
-            for child in statement.named_children:
-                found = _object(child)
-                if found is not None:
-                    yield found
-        at = data.find(b"return", at + 6, body.end_byte)
-
-
-def _owner(statement: Node, body: Node) -> Node | None:
-    """`body` when `statement` lies in it outside every nested function, else None."""
-    parent = statement.parent
-    while parent is not None and parent.id != body.id:
-        if parent.type in _NESTED_FUNCTIONS:
-            return None
-        parent = parent.parent
-    return parent
+        literal = _object(returned.node)
+        if literal is not None:
+            yield from _result(analysis, returned.handler, literal, _RESULT_ACCEPTED)
 
 
 def _object(node: Node) -> Node | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tree_sitter
 
-from keep_sdk.validator.facts import CapabilityCall, CodeAfterMutation
+from keep_sdk.validator.facts import CapabilityCall, CodeAfterMutation, HandlerReturn
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import Scope, Value, declare_statement
 from keep_sdk.validator.walk.dispatch import STATEMENTS
@@ -179,6 +179,8 @@ class Statements(WalkState):
         value: Value | None = None
         for child in node.named_children:
             if child.type != "comment":
+                if len(self.frames) == 1 and self.recording:
+                    self.analysis.returns.append(HandlerReturn(self.handler, child))
                 value, state = self.expr(child, scope, state)
         self.frame.returns.append(state)
         self.frame.values.append(value)
