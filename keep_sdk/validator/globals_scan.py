@@ -105,13 +105,13 @@ _ENCODED = frozenset(word.encode() for word in _WORDS)
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
 
-def _occurrences(data: bytes, word_set: frozenset[bytes]) -> list[tuple[int, int, str]]:
+def _occurrences(data: bytes, word_list: list[bytes]) -> list[tuple[int, int, str]]:
     """(start, end, word) for every candidate word standing alone in `data`, in order.
 
     Splitting the text into runs of word characters finds which candidates
     occur at all (usually none) in one pass; only those are then located.
     """
-    present = _ENCODED.intersection(word_set)
+    present = _ENCODED.intersection(word_list)
     found: list[tuple[int, int, str]] = []
     size = len(data)
     for word in present:
@@ -329,7 +329,7 @@ def scan_globals(analysis: Analysis) -> None:
     root = analysis.source.root
     found: list[GlobalUse] = []
     declared: set[str] = set()
-    for start, end, word in _occurrences(data, analysis.source.word_set):
+    for start, end, word in _occurrences(data, analysis.source.word_list):
         node = root.descendant_for_byte_range(start, end)
         if node is None or node.start_byte != start or node.end_byte != end:
             continue

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import re
 import threading
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,8 +19,6 @@ JAVASCRIPT = tree_sitter.Language(tree_sitter_javascript.language())
 
 _local = threading.local()
 
-_NOT_CODE = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'", re.DOTALL)
-_READ_POSITION = re.compile(rb"(?<![\w$.])([A-Za-z_$][\w$]*)(?![\w$])(?!\s*:)")
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 _WORDS_ONLY = bytes(byte if byte in _WORD_BYTES else 0x20 for byte in range(256))
 
@@ -75,20 +72,9 @@ class SourceText:
         return starts
 
     @cached_property
-    def word_set(self) -> frozenset[bytes]:
-        """The distinct runs of identifier characters in the script (see `words`)."""
-        return frozenset(words(self.data))
-
-    @cached_property
-    def read_words(self) -> frozenset[bytes]:
-        """Words that stand somewhere in the script where a variable may be read.
-
-        Every word outside comments and quoted strings that neither follows
-        ``.`` (a property) nor precedes ``:`` (a key). A superset where the
-        text is ambiguous (template text, regular expressions); a name read
-        only as the middle operand of ``a ? name : b`` is missed.
-        """
-        return frozenset(_READ_POSITION.findall(_NOT_CODE.sub(b" ", self.data)))
+    def word_list(self) -> list[bytes]:
+        """The runs of identifier characters in the script, in order (see `words`)."""
+        return words(self.data)
 
     @cached_property
     def lines(self) -> list[str]:

@@ -155,10 +155,11 @@ def _signatures(analysis: Analysis) -> Iterator[Finding]:
         first = node.child_by_field_id(Field.PARAMETER)
         if first is None:
             parameters = node.child_by_field_id(Field.PARAMETERS)
-            named = (
-                [p for p in parameters.named_children if p.type != "comment"] if parameters else []
+            first = (
+                parameters.named_child(0)
+                if parameters is not None and parameters.named_child_count
+                else None
             )
-            first = named[0] if named else None
         if first is None or first.type != "identifier":
             continue
         name = analysis.text(first)
@@ -182,7 +183,7 @@ def _declares_handlers(analysis: Analysis, literal: Node) -> bool:
 
 def _tools(analysis: Analysis) -> Iterator[Finding]:
     data = analysis.source.data
-    present = _ENCODED.intersection(analysis.source.word_set)
+    present = _ENCODED.intersection(analysis.source.word_list)
     if not present:
         return
     root = analysis.source.root

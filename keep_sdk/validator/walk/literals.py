@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import tree_sitter
 
-from keep_sdk.contract.globals import SANDBOX_GLOBALS
 from keep_sdk.model import HandlerPhase
 from keep_sdk.validator.facts import TopicUse
 from keep_sdk.validator.fields import Field
@@ -34,13 +33,8 @@ _NOT_PLAIN = (b"(", b"++", b"--", b"\\")
 _EFFECT_WORDS = frozenset(
     {b"new", b"delete", b"import", b"yield", b"function", b"class", b"topic", b"ids"}
 )
-
-
-_NOT_NAMES = frozenset(
-    b"""true false null undefined typeof instanceof in of void this super await async
-    let const var if else return get set static arguments NaN Infinity""".split()
-)
-"""Words in an expression's text that never name a variable the walk would look up."""
+_PARAMETER_NAMES = frozenset({b"ctx", b"state", b"prepared", b"mutationResult"})
+"""Handler parameter names: unbound in an expression, they are another phase's parameter."""
 
 
 def may_assign(text: bytes) -> bool:
@@ -78,11 +72,11 @@ class Literals(WalkState):
         no reservation key, and none of its words names a binding that holds
         ctx (or a connector or operation) or module-level state. With a
         template literal (which may be a tagged call) no word may name a
-        function or a global whose calls are reported either; and no word
-        that no binding declares and the sandbox lacks stands anywhere in the
-        script where a variable is read (`SourceText.read_words`), so free
-        names are walked and reported. Words that are keys or string contents
-        only make the answer False more often.
+        function or a global whose calls are reported either; and no word is
+        a handler parameter name (``state``, ``prepared``...) that no binding
+        in scope declares, so reading another phase's parameter is walked and
+        reported. Words that are keys or string contents only make the answer
+        False more often.
         """
         text = self.data[start:end]
         if not text.isascii():
@@ -93,7 +87,6 @@ class Literals(WalkState):
         if may_assign(text):
             return False
         template = b"`" in text
-        reads: frozenset[bytes] | None = None
         for word in set(words(text)):
             if word in _EFFECT_WORDS:
                 return False
@@ -102,11 +95,7 @@ class Literals(WalkState):
             if binding is None:
                 if template and name in self.tag_roots:
                     return False
-                if word in _NOT_NAMES or name in SANDBOX_GLOBALS or word[0] <= 0x39:
-                    continue
-                if reads is None:
-                    reads = self.analysis.source.read_words
-                if word in reads:
+                if word in _PARAMETER_NAMES:
                     return False
                 continue
             value = binding.value

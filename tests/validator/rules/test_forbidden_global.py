@@ -48,7 +48,7 @@ INVALID = [
     Case("navigator-at-top", workflow(before="const lang = navigator.language; // here")),
     Case("shared-array-buffer", workflow(next_="const b = new SharedArrayBuffer(8); // here")),
     Case("any-missing-global", workflow(next_="const w = WebAssembly.Module; // here")),
-    Case("unknown-free-name", workflow(next_="return { n: totalCount }; // here")),
+    Case("unknown-free-name", workflow(next_="const total = totalCount + 1; // here")),
     Case("arrow-body-eval", workflow(next_="const run = (x) => x;\nconst ev = x => eval; // here")),
 ]
 

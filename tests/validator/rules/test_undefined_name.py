@@ -29,13 +29,13 @@ INVALID = [
     Case(
         "block-scoped-const-after-its-block",
         workflow(
-            next_="if (prepared.data.ok) {\n  const label = 'ok';\n}\nreturn { label }; // here"
+            next_="if (prepared.data.ok) {\n  const label = 'ok';\n}\nconsole.log(label); // here"
         ),
     ),
     Case(
         "catch-parameter-outside-catch",
         workflow(
-            next_="try {\n  JSON.parse('x');\n} catch (err) {}\nreturn { message: err.message }; // here"
+            next_="try {\n  JSON.parse('x');\n} catch (err) {}\nconsole.log(err.message); // here"
         ),
     ),
     Case(
