@@ -70,14 +70,17 @@ def check(analysis: Analysis) -> Iterator[Finding]:
     if not analysis.calls:
         return
     schemas = _schemas(analysis.connectors)
+    checked: set[int] = set()
     for call in analysis.calls:
-        if call.connector is None or call.operation is None or not call.arguments:
+        if call.operation is None or not call.arguments:
             continue
-        schema = schemas.get((call.connector, call.operation))
         argument = _unwrapped(call.arguments[0])
-        if schema is None or argument.type != "object":
+        if argument.type != "object" or argument.id in checked:
             continue
-        yield from _check_object(analysis, call, argument, schema)
+        checked.add(argument.id)
+        schema = schemas.get((call.connector or "", call.operation))
+        if schema is not None:
+            yield from _check_object(analysis, call, argument, schema)
 
 
 _CACHE: dict[int, tuple[Manifest, dict[tuple[str, str], Mapping[str, Any]]]] = {}
@@ -100,8 +103,10 @@ def _schemas(manifest: Manifest) -> dict[tuple[str, str], Mapping[str, Any]]:
 
 
 def _unwrapped(node: Node) -> Node:
-    while node.type == "parenthesized_expression" and node.named_child_count:
+    kind = node.type
+    while kind == "parenthesized_expression" and node.named_child_count:
         node = node.named_children[0]
+        kind = node.type
     return node
 
 
@@ -176,8 +181,10 @@ def _key(analysis: Analysis, key: Node | None) -> str | None:
 def _type_problem(
     analysis: Analysis, value: Node, schema: Mapping[str, Any]
 ) -> tuple[str, str] | None:
-    value = _unwrapped(value)
     kind = value.type
+    if kind == "parenthesized_expression":
+        value = _unwrapped(value)
+        kind = value.type
     if kind == "number":
         text = analysis.text(value).replace("_", "")
         actual: tuple[str, ...] = ("number", "integer") if text.isdigit() else ("number",)
