@@ -1,7 +1,10 @@
 """``keep validate PATH... [--format text|json|sarif]``.
 
 Exit codes: 0 when no script has an error (warnings allowed), 1 when any
-has, 2 for bad usage or input that cannot be read.
+has, 2 for bad usage or input that cannot be read. With ``--format json`` or
+``sarif`` every script that can be read gets a report, one that is not UTF-8
+included (its undecodable bytes are a ``syntax-error``), so the output is
+always one valid document.
 """
 
 from __future__ import annotations
@@ -31,13 +34,21 @@ class _Script:
     source: str
 
 
-def _read(paths: tuple[str, ...]) -> list[_Script]:
+def _decode(data: bytes, name: str, lenient: bool) -> str:
+    """UTF-8 text; with `lenient` (JSON and SARIF output) undecodable bytes are kept as lone
+    surrogates for the validator to report, instead of exiting 2."""
+    if lenient:
+        return data.decode("utf-8-sig", "surrogateescape")
+    return decode(data, name)
+
+
+def _read(paths: tuple[str, ...], lenient: bool) -> list[_Script]:
     scripts: list[_Script] = []
     for given in paths:
         if given == "-":
             with click.open_file("-", "rb") as stream:
                 data = stream.read()
-            scripts.append(_Script("-", decode(data, "standard input")))
+            scripts.append(_Script("-", _decode(data, "standard input", lenient)))
             continue
         path = Path(given)
         if path.is_dir():
@@ -53,7 +64,7 @@ def _read(paths: tuple[str, ...]) -> list[_Script]:
                 data = file.read_bytes()
             except OSError as exc:
                 fail(f"cannot read {file}: {exc.strerror or exc}", code=EXIT_USAGE)
-            scripts.append(_Script(str(file), decode(data, str(file))))
+            scripts.append(_Script(str(file), _decode(data, str(file), lenient)))
     return scripts
 
 
@@ -95,7 +106,7 @@ def validate_command(paths: tuple[str, ...], fmt: str, mutate_reads: str) -> Non
     for standard input. Each problem is printed as file:line:column with the
     rule id, the source line and a hint on how to fix it.
     """
-    scripts = _read(paths)
+    scripts = _read(paths, lenient=fmt != "text")
     plugins = loaded_plugins()
     policy = HostPolicy.model_validate({"mutate_reads": mutate_reads})
     reports = [

@@ -54,7 +54,9 @@ def _analyze(
         policy=policy if policy is not None else HostPolicy(),
         filename=filename,
     )
-    analysis.syntax = parser_errors(text) or engine_errors(text)
+    analysis.syntax = parser_errors(text) or engine_errors(
+        text, analysis.policy.sandbox.stack_bytes
+    )
     if analysis.syntax:
         return analysis
     module = module_scope(text.root, text.data)

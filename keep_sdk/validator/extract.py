@@ -315,11 +315,13 @@ class _Reader:
             self.problem("producer-not-function", entry.value or entry.node, where=where)
             return None
         schedule: Schedule = default
+        scheduled = False
         handler_node: Node | None = None
         handler_ref: Node | None = None
         publishes: list[str] | None = None
         for item in self.entries(value, where):
             if item.key == "schedule":
+                scheduled = True
                 schedule = self.schedule(item.value, where) or default
             elif item.key == "handler":
                 handler_ref = item.value
@@ -344,6 +346,8 @@ class _Reader:
         if handler_node.type not in _HANDLER_NODES:
             self.problem("not-a-function", handler_ref, where=f"{where}.handler")
             return None
+        if not scheduled:
+            self.problem("producer-without-schedule", entry.key_node, where=where)
         location = self.producer_handler(handler_node, handler_ref, entry.key, publishes)
         return trusted(
             ProducerManifest,

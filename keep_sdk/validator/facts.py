@@ -28,11 +28,13 @@ __all__ = [
     "GlobalUse",
     "GlobalUseKind",
     "Handler",
+    "HandlerReturn",
     "LimitKind",
     "ShapeProblem",
     "SharedStateAccess",
     "SyntaxProblem",
     "TopicUse",
+    "UndefinedName",
     "UnknownOperationUse",
 ]
 
@@ -108,12 +110,14 @@ class DynamicCapability:
     """A use of ``ctx`` (or a connector or operation from it) the analysis cannot follow.
 
     `reason` is ``computed`` (``ctx[x]``), ``escapes`` (passed to unknown code,
-    stored in an object, spread), ``reassigned`` or ``rest`` (``...rest`` of ctx).
+    stored in an object, spread), ``reassigned``, ``rest`` (``...rest`` of ctx)
+    or ``returned`` (returned from a getter, a callback or a function no call
+    site the walk follows receives the result of).
     """
 
     handler: Handler
     node: Node
-    reason: Literal["computed", "escapes", "reassigned", "rest"]
+    reason: Literal["computed", "escapes", "reassigned", "rest", "returned"]
     what: str
 
 
@@ -190,7 +194,33 @@ class UnknownOperationUse:
     connector_known: bool = False
 
 
-LimitKind = Literal["helper-depth", "steps", "rounds", "recursion"]
+@dataclass(frozen=True, slots=True, eq=False)
+class HandlerReturn:
+    """An expression a handler's own body returns (``return x``, or an arrow's body)."""
+
+    handler: Handler
+    node: Node
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class UndefinedName:
+    """A read of `name` where no declaration is in scope, though the script declares it elsewhere.
+
+    The sandbox has no global of that name either, so the read is a
+    ``ReferenceError`` when it runs (``state`` in ``next``, whose parameters
+    are ``ctx, prepared, mutationResult``). A free name the script declares
+    nowhere is a `GlobalUse` of kind ``unavailable`` instead. `site` and
+    `via` are as for `CapabilityCall`.
+    """
+
+    handler: Handler
+    node: Node
+    site: Node
+    via: tuple[str, ...]
+    name: str
+
+
+LimitKind = Literal["helper-depth", "steps", "rounds", "recursion", "nesting"]
 """Which budget of the handler walk an `AnalysisLimit` names."""
 
 
@@ -205,7 +235,10 @@ class AnalysisLimit:
     did not follow), ``rounds`` (functions created but never called are
     nested deeper than `bound`; `node` is the first one not walked),
     ``recursion`` (`node` is a recursive call, walked once only, into a
-    function that makes a mutation it could repeat). `site` and `via` are as
+    function that makes a mutation it could repeat), ``nesting`` (`node` is
+    an expression or statement nested more than `bound` levels deep inside the
+    handler and the helpers it calls; it and what it contains are not walked).
+    `site` and `via` are as
     for `CapabilityCall`.
     """
 
@@ -252,6 +285,8 @@ class Analysis:
     globals: list[GlobalUse] = field(default_factory=list)
     topics: list[TopicUse] = field(default_factory=list)
     unknown_operations: list[UnknownOperationUse] = field(default_factory=list)
+    undefined_names: list[UndefinedName] = field(default_factory=list)
+    returns: list[HandlerReturn] = field(default_factory=list)
     limits: list[AnalysisLimit] = field(default_factory=list)
 
     def text(self, node: Node) -> str:

@@ -11,16 +11,23 @@ from __future__ import annotations
 
 import tree_sitter
 
+from keep_sdk.contract.globals import SANDBOX_GLOBALS
 from keep_sdk.validator.facts import Analysis, GlobalUse, GlobalUseKind
 from keep_sdk.validator.fields import Field
-from keep_sdk.validator.source import words
 
-__all__ = ["FORBIDDEN_NAMES", "UNAVAILABLE_NAMES", "scan_globals"]
+__all__ = [
+    "FORBIDDEN_NAMES",
+    "HOST_NAMES",
+    "UNAVAILABLE_NAMES",
+    "declared_in_script",
+    "declared_with_var",
+    "scan_globals",
+]
 
 FORBIDDEN_NAMES = frozenset({"eval", "Function", "require"})
 """Globals that generate or load code; refused wherever they appear."""
 
-UNAVAILABLE_NAMES = frozenset(
+HOST_NAMES = frozenset(
     {
         "process",
         "fetch",
@@ -44,9 +51,50 @@ UNAVAILABLE_NAMES = frozenset(
         "importScripts",
         "WeakRef",
         "FinalizationRegistry",
+        "URL",
+        "URLSearchParams",
+        "TextEncoder",
+        "TextDecoder",
+        "Intl",
+        "structuredClone",
+        "crypto",
+        "AbortController",
+        "AbortSignal",
+        "self",
+        "navigator",
+        "localStorage",
+        "sessionStorage",
+        "SharedArrayBuffer",
+        "Atomics",
+        "WebAssembly",
+        "Blob",
+        "File",
+        "FileReader",
+        "FormData",
+        "Headers",
+        "Request",
+        "Response",
+        "ReadableStream",
+        "WritableStream",
+        "Event",
+        "EventTarget",
+        "MessageChannel",
+        "BroadcastChannel",
+        "Worker",
+        "location",
+        "alert",
+        "requestAnimationFrame",
+        "clearImmediate",
     }
 )
-"""Globals of browsers and Node.js that the sandbox does not have."""
+"""Globals of browsers, Node.js and other runtimes that scripts reach for.
+
+The scan looks for these words anywhere in the module (top-level code
+included); the handler walk finds every other free name.
+"""
+
+UNAVAILABLE_NAMES = HOST_NAMES - SANDBOX_GLOBALS
+"""The host globals the sandbox does not define (`SANDBOX_GLOBALS` is measured on it)."""
 
 _WORDS = sorted(
     FORBIDDEN_NAMES
@@ -57,13 +105,13 @@ _ENCODED = frozenset(word.encode() for word in _WORDS)
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
 
-def _occurrences(data: bytes) -> list[tuple[int, int, str]]:
+def _occurrences(data: bytes, word_list: list[bytes]) -> list[tuple[int, int, str]]:
     """(start, end, word) for every candidate word standing alone in `data`, in order.
 
     Splitting the text into runs of word characters finds which candidates
     occur at all (usually none) in one pass; only those are then located.
     """
-    present = _ENCODED.intersection(words(data))
+    present = _ENCODED.intersection(word_list)
     found: list[tuple[int, int, str]] = []
     size = len(data)
     for word in present:
@@ -111,8 +159,15 @@ def _is_declaration(node: tree_sitter.Node) -> bool:
     if kind in _NAMED_DECLARATIONS:
         name = parent.child_by_field_id(Field.NAME)
         return name is not None and name.id == node.id
-    if kind in ("arrow_function", "catch_clause"):
-        return True
+    if kind == "arrow_function":
+        parameter = parent.child_by_field_id(Field.PARAMETER)
+        return parameter is not None and parameter.id == node.id
+    if kind == "catch_clause":
+        body = parent.child_by_field_id(Field.BODY)
+        return body is None or body.id != node.id
+    if kind == "for_in_statement":
+        left = parent.child_by_field_id(Field.LEFT)
+        return left is not None and left.id == node.id
     if kind in ("assignment_pattern", "object_assignment_pattern"):
         left = parent.child_by_field_id(Field.LEFT)
         return left is not None and left.id == node.id
@@ -120,6 +175,38 @@ def _is_declaration(node: tree_sitter.Node) -> bool:
         value = parent.child_by_field_id(Field.VALUE)
         return value is not None and value.id == node.id
     return False
+
+
+_GLOBAL_OBJECTS = frozenset({"globalThis", "self", "window", "global", "this"})
+_FUNCTION_LITERALS = frozenset(
+    {"function_expression", "function", "arrow_function", "generator_function", "class"}
+)
+_PROTOTYPE_GETTERS = frozenset({"Object.getPrototypeOf", "Reflect.getPrototypeOf"})
+
+
+def _is_function_object(analysis: Analysis, obj: tree_sitter.Node) -> bool:
+    """True for a function literal or ``Object.getPrototypeOf(...)``.
+
+    Their ``constructor`` is ``Function``, ``AsyncFunction`` or
+    ``GeneratorFunction``, which compile code.
+    """
+    while obj.type == "parenthesized_expression" and obj.named_child_count:
+        obj = obj.named_children[0]
+    if obj.type in _FUNCTION_LITERALS:
+        return True
+    if obj.type == "call_expression":
+        callee = obj.child_by_field_id(Field.FUNCTION)
+        return callee is not None and analysis.text(callee) in _PROTOTYPE_GETTERS
+    return False
+
+
+def _typeof_operand(node: tree_sitter.Node) -> bool:
+    """True for the operand of ``typeof`` (which never throws for a missing global)."""
+    parent = node.parent
+    if parent is None or parent.type != "unary_expression":
+        return False
+    operator = parent.child_by_field_id(Field.OPERATOR)
+    return operator is not None and operator.type == "typeof"
 
 
 def _property_of(node: tree_sitter.Node) -> tree_sitter.Node | None:
@@ -138,7 +225,7 @@ def _classify(analysis: Analysis, node: tree_sitter.Node, word: str) -> GlobalUs
     if kind == "identifier":
         if word in FORBIDDEN_NAMES:
             return GlobalUse(node, word, GlobalUseKind.FORBIDDEN)
-        if word in UNAVAILABLE_NAMES:
+        if word in UNAVAILABLE_NAMES and not _typeof_operand(node):
             return GlobalUse(node, word, GlobalUseKind.UNAVAILABLE)
         return None
     if kind == "import" and parent is not None:
@@ -167,19 +254,73 @@ def _classify(analysis: Analysis, node: tree_sitter.Node, word: str) -> GlobalUs
             if holder is not None and holder.type in ("subscript_expression", "pair"):
                 return GlobalUse(node, word, GlobalUseKind.FORBIDDEN)
         return None
+    if kind == "string_fragment" and word in FORBIDDEN_NAMES:
+        holder = parent.parent if parent is not None else None
+        if holder is not None and holder.type == "subscript_expression":
+            obj = holder.child_by_field_id(Field.OBJECT)
+            if obj is not None and analysis.text(obj) in _GLOBAL_OBJECTS:
+                return GlobalUse(holder, f"globalThis.{word}", GlobalUseKind.FORBIDDEN)
+        return None
     if kind != "property_identifier":
         return None
     member = _property_of(node)
     if member is None:
         return None
     obj = member.child_by_field_id(Field.OBJECT)
+    if word in FORBIDDEN_NAMES and obj is not None and analysis.text(obj) in _GLOBAL_OBJECTS:
+        return GlobalUse(member, f"globalThis.{word}", GlobalUseKind.FORBIDDEN)
     if word == "constructor" and obj is not None and obj.type == "member_expression":
         inner = obj.child_by_field_id(Field.PROPERTY)
         if inner is not None and analysis.text(inner) == "constructor":
             return GlobalUse(member, "constructor.constructor", GlobalUseKind.FORBIDDEN)
+    if word == "constructor" and obj is not None and _is_function_object(analysis, obj):
+        return GlobalUse(member, "function.constructor", GlobalUseKind.FORBIDDEN)
     if word == "setPrototypeOf" and obj is not None and analysis.text(obj) in ("Object", "Reflect"):
         return GlobalUse(member, word, GlobalUseKind.FORBIDDEN)
     return None
+
+
+def declared_in_script(analysis: Analysis, name: str) -> bool:
+    """True when `name` is declared somewhere in the script (in any scope)."""
+    word = name.encode("utf-8", "surrogatepass")
+    data = analysis.source.data
+    root = analysis.source.root
+    size = len(data)
+    at = data.find(word)
+    while at != -1:
+        end = at + len(word)
+        before = data[at - 1] if at else 32
+        after = data[end] if end < size else 32
+        if before not in _WORD_BYTES and after not in _WORD_BYTES:
+            node = root.descendant_for_byte_range(at, end)
+            if node is not None and node.start_byte == at and node.end_byte == end:
+                if node.type == "shorthand_property_identifier_pattern":
+                    return True
+                if node.type == "identifier" and _is_declaration(node):
+                    return True
+        at = data.find(word, end)
+    return False
+
+
+def declared_with_var(analysis: Analysis, name: str) -> bool:
+    """True when a ``var`` declares `name` somewhere (hoisted: reading it early is no error)."""
+    word = name.encode("utf-8", "surrogatepass")
+    data = analysis.source.data
+    root = analysis.source.root
+    at = data.find(word)
+    while at != -1:
+        end = at + len(word)
+        node = root.descendant_for_byte_range(at, end)
+        parent = node.parent if node is not None and node.type == "identifier" else None
+        if (
+            parent is not None
+            and parent.type == "variable_declarator"
+            and parent.parent is not None
+            and parent.parent.type == "variable_declaration"
+        ):
+            return True
+        at = data.find(word, end)
+    return False
 
 
 def scan_globals(analysis: Analysis) -> None:
@@ -188,11 +329,13 @@ def scan_globals(analysis: Analysis) -> None:
     root = analysis.source.root
     found: list[GlobalUse] = []
     declared: set[str] = set()
-    for start, end, word in _occurrences(data):
+    for start, end, word in _occurrences(data, analysis.source.word_list):
         node = root.descendant_for_byte_range(start, end)
         if node is None or node.start_byte != start or node.end_byte != end:
             continue
-        if node.type == "identifier" and _is_declaration(node):
+        if node.type == "shorthand_property_identifier_pattern" or (
+            node.type == "identifier" and _is_declaration(node)
+        ):
             declared.add(word)
             continue
         use = _classify(analysis, node, word)

@@ -22,6 +22,7 @@ __all__ = [
     "CtxValue",
     "FunctionValue",
     "GlobalRef",
+    "ModuleState",
     "OperationValue",
     "Scope",
     "StringValue",
@@ -103,6 +104,18 @@ class GlobalRef(Value):
     """An undeclared (global) name or a property path on one: ``Math.random``."""
 
     path: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleState(Value):
+    """The object a module-level binding `name` holds, or a part of it.
+
+    ``LOG``, ``ITEMS[0]``, ``ITEMS.find(...)``, ``CONFIG.limits``, a class's
+    static members, and any local alias or parameter holding one of them:
+    changing it changes module-level state.
+    """
+
+    name: str
 
 
 _CAPABILITIES = (CtxValue, ConnectorValue, OperationValue, CtxMethodValue)

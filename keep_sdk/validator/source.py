@@ -72,6 +72,11 @@ class SourceText:
         return starts
 
     @cached_property
+    def word_list(self) -> list[bytes]:
+        """The runs of identifier characters in the script, in order (see `words`)."""
+        return words(self.data)
+
+    @cached_property
     def lines(self) -> list[str]:
         """The lines of the text, without their line ends."""
         return self.text.split("\n")

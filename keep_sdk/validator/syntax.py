@@ -5,8 +5,10 @@ twice, ``break`` outside a loop, an octal literal in strict code). Those are
 found by compiling the script with QuickJS as a module whose first statement
 is ``throw null;``: compiling parses the whole module and reports every early
 error, and evaluation stops at that first statement, so none of the script
-ever runs. Compilation happens in a small per-thread context with memory,
-stack and time limits.
+ever runs. Compilation happens in a small per-thread context with memory
+and time limits and the same JS stack size as the runtime sandbox (the host
+policy's ``sandbox.stack_bytes``), so the validator and the runtime agree on
+how deeply nested a script may be and still compile.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import threading
 import quickjs
 import tree_sitter
 
+from keep_sdk.model import SandboxLimits
 from keep_sdk.validator.facts import SyntaxProblem
 from keep_sdk.validator.source import SourceText
 
@@ -24,8 +27,9 @@ __all__ = ["engine_errors", "parser_errors"]
 
 _GUARD = "throw null;"
 _MEMORY_BYTES = 64 * 1024 * 1024
-_STACK_BYTES = 256 * 1024
+_STACK_BYTES = SandboxLimits().stack_bytes
 _TIME_LIMIT_S = 2.0
+_MIN_STACK_BYTES = 16 * 1024
 _CONTEXT_REUSES = 200
 _MAX_PARSER_ERRORS = 50
 _POSITION = re.compile(r"\n\s+at <input>:(\d+):(\d+)")
@@ -77,12 +81,15 @@ class _Compiler(threading.local):
     def __init__(self) -> None:
         self.context: quickjs.Context | None = None
         self.uses = 0
+        self.stack_bytes = _STACK_BYTES
 
-    def compile(self, text: str) -> str | None:
-        if self.context is None or self.uses >= _CONTEXT_REUSES:
+    def compile(self, text: str, stack_bytes: int = _STACK_BYTES) -> str | None:
+        stack_bytes = _engine_stack(stack_bytes)
+        if self.context is None or self.uses >= _CONTEXT_REUSES or stack_bytes != self.stack_bytes:
             self.context = quickjs.Context()
             self.context.set_memory_limit(_MEMORY_BYTES)
-            self.context.set_max_stack_size(_STACK_BYTES)
+            self.context.set_max_stack_size(stack_bytes)
+            self.stack_bytes = stack_bytes
             self.context.set_time_limit(_TIME_LIMIT_S)
             self.uses = 0
         self.uses += 1
@@ -105,9 +112,24 @@ class _Compiler(threading.local):
 _compiler = _Compiler()
 
 
-def engine_errors(source: SourceText) -> list[SyntaxProblem]:
+def _engine_stack(requested: int) -> int:
+    """`requested`, capped as the sandbox caps it where the thread's stack size is known.
+
+    The sandbox never lets the engine use more than a quarter of the thread's C
+    stack; ``threading.stack_size()`` is that size for threads started with one set.
+    """
+    thread_stack = threading.stack_size()
+    if thread_stack:
+        requested = min(requested, thread_stack // 4)
+    return max(_MIN_STACK_BYTES, requested)
+
+
+def engine_errors(source: SourceText, stack_bytes: int = _STACK_BYTES) -> list[SyntaxProblem]:
     """Early errors QuickJS reports for a script tree-sitter parsed without error.
 
+    The compile runs with a JS stack of `stack_bytes` (the runtime sandbox's
+    ``SandboxLimits.stack_bytes``): a script nested too deeply for it is a
+    syntax error here as it would be when the sandbox loads it.
     Characters the engine binding cannot take (NUL, unpaired surrogates) are
     reported instead of compiling.
     """
@@ -134,14 +156,14 @@ def engine_errors(source: SourceText) -> list[SyntaxProblem]:
         newline = text.find("\n")
         hashbang = len(text) if newline == -1 else newline
         text = "//" + text[2:hashbang] + text[hashbang:]
-    message = _compiler.compile(text)
+    message = _compiler.compile(text, stack_bytes)
     if message is None:
         return []
     head, _, _ = message.partition("\n")
     kind, _, detail = head.partition(": ")
     position = _POSITION.search(message)
     if position is None:
-        start, end = _culprit_regex(source) or (0, 0)
+        start, end = _culprit_regex(source, stack_bytes) or (0, 0)
     else:
         line, column = int(position.group(1)), int(position.group(2))
         if line == 1:
@@ -150,13 +172,13 @@ def engine_errors(source: SourceText) -> list[SyntaxProblem]:
     return [SyntaxProblem(start, end, detail or kind, source="engine")]
 
 
-def _culprit_regex(source: SourceText) -> tuple[int, int] | None:
+def _culprit_regex(source: SourceText, stack_bytes: int) -> tuple[int, int] | None:
     """The first regular expression literal the engine rejects (its errors carry no position)."""
     stack = [source.root]
     while stack:
         node = stack.pop()
         if node.type == "regex":
-            if _compiler.compile(f"({source.node_text(node)});") is not None:
+            if _compiler.compile(f"({source.node_text(node)});", stack_bytes) is not None:
                 return node.start_byte, node.end_byte
             continue
         stack.extend(reversed(node.children))

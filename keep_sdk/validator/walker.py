@@ -15,7 +15,9 @@ ctx, shared-state accesses, topic uses, unknown operations, uses of the
 globals the rules' `WalkVocabulary` names), then walks the functions the
 handler creates but never calls (their facts are `detached`). Where a budget
 of `walk.limits` stops it, or a recursive call could repeat a mutation, it
-records an `AnalysisLimit`, never silence.
+records an `AnalysisLimit`, never silence. Should a caller already deep in
+its own stack leave the walk too little of Python's recursion limit, the
+handler gets a ``nesting`` limit instead of an exception.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import tree_sitter
 
 from keep_sdk.model import OperationKind
-from keep_sdk.validator.facts import Analysis
+from keep_sdk.validator.facts import Analysis, AnalysisLimit, HandlerReturn
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import CTX, FunctionValue, Scope
 from keep_sdk.validator.vocabulary import WalkVocabulary
@@ -32,7 +34,7 @@ from keep_sdk.validator.walk.calls import Calls
 from keep_sdk.validator.walk.exceptions import Exceptions
 from keep_sdk.validator.walk.expressions import Expressions
 from keep_sdk.validator.walk.flow import Frame
-from keep_sdk.validator.walk.limits import MAX_ROUNDS, Limits
+from keep_sdk.validator.walk.limits import MAX_NESTING, MAX_ROUNDS, Limits
 from keep_sdk.validator.walk.literals import Literals
 from keep_sdk.validator.walk.loops import Loops
 from keep_sdk.validator.walk.mutations import PROMISE_COMBINATORS, Mutations
@@ -70,6 +72,9 @@ class _Walk(
         self.walked.add(handler.id)
         self.active.add(handler.id)
         self.bind_parameters(handler, [CTX], scope, False)
+        body = handler.child_by_field_id(Field.BODY)
+        if body is not None and body.type != "statement_block":
+            self.analysis.returns.append(HandlerReturn(self.handler, body))
         self.function_body(handler, scope, False)
         self.active.discard(handler.id)
         self.frames.pop()
@@ -110,4 +115,8 @@ def walk_handlers(
     }
     tag_roots = vocabulary.global_roots | _PROMISE_ROOTS
     for handler in analysis.handlers:
-        _Walk(analysis, module, handler, kinds, vocabulary, tag_roots).run()
+        try:
+            _Walk(analysis, module, handler, kinds, vocabulary, tag_roots).run()
+        except RecursionError:
+            node = handler.node
+            analysis.limits.append(AnalysisLimit(handler, node, node, (), "nesting", MAX_NESTING))

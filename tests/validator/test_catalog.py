@@ -18,6 +18,7 @@ DOCS = ROOT / "docs" / "rules"
 CATALOG = {
     "syntax-error": Severity.ERROR,
     "workflow-shape": Severity.ERROR,
+    "legacy-format": Severity.ERROR,
     "undeclared-topic": Severity.ERROR,
     "unsubscribed-topic": Severity.ERROR,
     "shared-state": Severity.ERROR,
@@ -27,12 +28,15 @@ CATALOG = {
     "mutation-result-used": Severity.ERROR,
     "mutation-in-try": Severity.ERROR,
     "unknown-operation": Severity.ERROR,
+    "invalid-arguments": Severity.ERROR,
     "dynamic-capability": Severity.ERROR,
     "forbidden-global": Severity.ERROR,
+    "undefined-name": Severity.ERROR,
     "analysis-limit": Severity.ERROR,
     "nondeterministic-mutate": Severity.WARNING,
     "event-title": Severity.WARNING,
     "missing-message-id": Severity.WARNING,
+    "prepare-result-shape": Severity.WARNING,
 }
 REQUIRED_SECTIONS = ("## What it flags", "## Why it is dangerous", "## Incorrect", "## Correct")
 

@@ -5,7 +5,9 @@ code: a helper call nested deeper than the walk follows, a handler whose walk
 used up its step budget (the calls after that point are not followed),
 functions created but never called nested deeper than the walk goes, and a
 recursive call into a function that makes a mutation (the walk follows a
-recursive function once, so it cannot tell how often the mutation runs).
+recursive function once, so it cannot tell how often the mutation runs), and
+an expression or statement nested so deeply (inside the handler and the
+helpers it calls) that the walk does not descend into it.
 
 Why is this bad? The validator accepts a script only when every check covered
 it. Past a budget the walk cannot tell whether the code it skipped calls a
@@ -42,6 +44,10 @@ META = RuleMeta(
             "functions created but never called are nested more than {bound} levels deep "
             "here, so this one is not checked"
         ),
+        "nesting": (
+            "the validator stops here: this code is nested more than {bound} expressions and "
+            "statements deep{through}, so what it contains is not checked"
+        ),
         "recursion": (
             "the validator follows a recursive function only once, and this recursive call "
             "re-enters a function that makes a mutation, so how often it runs is not "
@@ -62,6 +68,11 @@ META = RuleMeta(
         "recursion": (
             "Do not make mutations from recursive functions: compute what to do with a loop "
             "(or recursion that only reads data), then make the single mutation call directly."
+        ),
+        "nesting": (
+            "Flatten the code: split deeply nested expressions into named intermediate "
+            "constants, replace long chains of nested conditions with early returns or a "
+            "lookup table, and keep each handler's helper chain short."
         ),
         "rounds": (
             "Flatten the nested functions: declare each function at the top of the script or "

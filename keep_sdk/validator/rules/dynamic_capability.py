@@ -43,6 +43,10 @@ META = RuleMeta(
             "an object or array, or spread)"
         ),
         "reassigned": "`{what}` or one of its members is reassigned",
+        "returned": (
+            "`{what}` is returned from a function the validator does not follow to its callers "
+            "(a getter, a method stored in an object, or a callback)"
+        ),
         "rest": "`...rest` of `{what}` collects capabilities the validator cannot follow",
     },
     hint=(
@@ -52,6 +56,11 @@ META = RuleMeta(
         "Do not index ctx with variables, store it in objects, spread it, or assign to it."
     ),
     hints={
+        "returned": (
+            "Do not hand out capabilities through getters or functions stored in objects: call "
+            "`ctx.<connector>.<operation>(...)` where it is needed, or pass `ctx` to a helper "
+            "function declared in this script with `function` or `const`."
+        ),
         "computed": (
             "Replace the computed access with a literal member, e.g. branch with if/else and "
             "call `ctx.gmail.send(...)` or `ctx.slack.postMessage(...)` explicitly."

@@ -1,10 +1,13 @@
 """forbidden-global: code generation, module loading, ``with``, prototype tricks, missing globals.
 
-What it does: flags, anywhere in the script, ``eval``, ``Function`` (and the
-``.constructor.constructor`` route to it), ``require``, dynamic ``import()``,
+What it does: flags, anywhere in the script, ``eval``, ``Function`` (and the routes to
+them: ``globalThis.eval``, ``.constructor.constructor``, the ``constructor``
+of a function literal), ``require``, dynamic ``import()``,
 ``import`` declarations, ``with`` statements, ``__proto__`` and
 ``setPrototypeOf``; and browser or Node.js globals the sandbox does not have
-(``fetch``, ``setTimeout``, ``process``, ``window``...).
+(``fetch``, ``setTimeout``, ``process``, ``window``, ``URL``...); in handler
+code, any free name that neither the script declares nor the sandbox's
+``globalThis`` has (``keep_sdk.contract.globals``).
 
 Why is this bad? The sandbox has no module loader, no timers and no network:
 all access goes through ``ctx``. Generated code and prototype tricks defeat
@@ -20,6 +23,7 @@ from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, GlobalUseKind
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import why
+from keep_sdk.validator.rules.legacy_format import LEGACY_GLOBALS
 
 __all__ = ["rule"]
 
@@ -66,6 +70,8 @@ META = RuleMeta(
 def check(analysis: Analysis) -> Iterator[Finding]:
     """Each forbidden or unavailable global the scan found."""
     for use in analysis.globals:
+        if use.kind is GlobalUseKind.UNAVAILABLE and use.name in LEGACY_GLOBALS:
+            continue
         if use.kind is GlobalUseKind.UNAVAILABLE:
             message_id = "unavailable"
         elif use.kind is GlobalUseKind.FORBIDDEN:

@@ -2,7 +2,9 @@
 
 What it does: flags, inside handlers and the helpers they call, writes to
 top-level ``let``/``var`` bindings, changes to objects held by top-level
-bindings (``CACHE[k] = v``, ``SEEN.add(id)``, ``LIST.push(x)``), reads of
+bindings (``CACHE[k] = v``, ``SEEN.add(id)``, ``LIST.push(x)``, also through
+static members of classes, properties of functions, aliases, helper
+parameters and elements found with ``.find()`` or an index), reads of
 such state that some handler changes, writes to ``globalThis``, and
 assignments to undeclared names (implicit globals).
 

@@ -53,6 +53,9 @@ META = RuleMeta(
             "{where} must be a function `async (ctx, state) => ...` or `{{ schedule, handler }}`"
         ),
         "producer-without-handler": "{where} has no `handler` function",
+        "producer-without-schedule": (
+            "{where} is an object without a `schedule`; an object producer must say when it runs"
+        ),
         "not-a-function": "{where} must be a function",
         "bad-schedule": "the schedule of {where} is invalid: {detail}",
         "consumer-not-object": (
@@ -97,6 +100,10 @@ META = RuleMeta(
         ),
         "producer-without-handler": (
             "Add `handler: async (ctx, state) => {{ ...; return newState; }}` to {where}."
+        ),
+        "producer-without-schedule": (
+            'Add schedule: {{ interval: "5m" }} (or {{ cron: "*/5 * * * *" }}) to {where}, or '
+            "write the producer as a bare async function to run it on the host's default interval."
         ),
         "not-a-function": (
             "Make it an (async) function literal, or the name of a function declared at the top "

@@ -15,6 +15,7 @@ from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
     Binding,
     FunctionValue,
+    ModuleState,
     Scope,
     Value,
     declarations,
@@ -60,8 +61,9 @@ class Bindings(WalkState):
             for child in pattern.named_children:
                 state = self.bind_property(child, value, scope, kind, state)
         elif kind_of == "array_pattern":
+            element = value if isinstance(value, ModuleState) else None
             for child in pattern.named_children:
-                state = self.bind(child, None, scope, kind, state)
+                state = self.bind(child, element, scope, kind, state)
         elif kind_of == "assignment_pattern":
             left = pattern.child_by_field_id(Field.LEFT)
             right = pattern.child_by_field_id(Field.RIGHT)

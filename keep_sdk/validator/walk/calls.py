@@ -13,17 +13,22 @@ in the rules' `WalkVocabulary` are recorded as `GlobalUse`.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import tree_sitter
 
-from keep_sdk.validator.facts import GlobalUse
+from keep_sdk.validator.facts import CapabilityCall, GlobalUse
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
     CTX,
     FUNCTION_TYPES,
+    Binding,
+    CallResult,
     ConnectorValue,
     CtxMethodValue,
     FunctionValue,
     GlobalRef,
+    ModuleState,
     OperationValue,
     Scope,
     Value,
@@ -32,12 +37,20 @@ from keep_sdk.validator.scope import (
 from keep_sdk.validator.walk.dispatch import EXPRESSIONS
 from keep_sdk.validator.walk.flow import Flow, Frame, join
 from keep_sdk.validator.walk.limits import MAX_HELPER_DEPTH, STEP_BUDGET
+from keep_sdk.validator.walk.mutations import PROMISE_COMBINATORS
 from keep_sdk.validator.walk.state import WalkState
-from keep_sdk.validator.walk.values import PromiseMethod
+from keep_sdk.validator.walk.values import RESOLVED, PromiseMethod
 
 __all__ = ["Calls"]
 
 Node = tree_sitter.Node
+
+_NAMED_EXPRESSIONS = frozenset({"function_expression", "function", "generator_function"})
+"""Function expressions whose own name is bound inside their body."""
+_ELEMENT_METHODS = frozenset(
+    {"find", "findLast", "at", "filter", "slice", "values", "get", "flat", "toSorted"}
+)
+"""Methods whose result holds the receiver's own elements (not copies of them)."""
 
 
 class Calls(WalkState):
@@ -95,6 +108,11 @@ class Calls(WalkState):
             site = self.site(call)
             via = (*self.frame.via, function.name or "function")
         scope = Scope(parent=function.scope)
+        if node.type in _NAMED_EXPRESSIONS:
+            own = node.child_by_field_id(Field.NAME)
+            if own is not None:
+                name = self.text(own)
+                scope.declare(Binding(name, "function", own, function, node))
         saved = (self.in_callback, self.pending_label, self.after_reported)
         if callback:
             self.in_callback = True
@@ -114,6 +132,8 @@ class Calls(WalkState):
             self.frames.pop()
             self.in_callback, self.pending_label, self.after_reported = saved
         if callback:
+            if is_capability(value) and self.recording:
+                self.dynamic(node, "returned", self.describe(value))
             return None, join(state, end)
         return value, end
 
@@ -141,7 +161,11 @@ class Calls(WalkState):
             for argument in argument_nodes:
                 value, state = self.expr(argument, scope, state)
                 values.append(value)
-            return self.invoke(callee_value, values, state, node)
+            result, state = self.invoke(callee_value, values, state, node)
+            if isinstance(result, CallResult) and result.call.is_mutation:
+                self.result_returned(result.call, node)
+            return result, state
+        before = state
         values = []
         callbacks: list[FunctionValue] = []
         escaping: list[tuple[Node, Value | None]] = []
@@ -160,13 +184,43 @@ class Calls(WalkState):
             return None, state
         if isinstance(callee_value, GlobalRef):
             self.global_call(callee_value.path, node, argument_nodes, scope)
-        self.method_call_on_module_object(callee, scope)
+            if (
+                callee_value.path in PROMISE_COMBINATORS
+                and isinstance(state, CapabilityCall)
+                and state is not before
+            ):
+                return CallResult(state), state
+            if callee_value.path == "Promise.resolve" and not callbacks:
+                return RESOLVED, state
+        self.method_call_on_module_object(callee, scope, callee_value)
         if escaping and self.recording and not self.only_reads_arguments(callee_value):
             for argument, value in escaping:
                 self.dynamic(argument, "escapes", self.describe(value))
         for callback in callbacks:
             _, state = self.invoke(callback, [], state, node, callback=True)
+        if isinstance(callee_value, ModuleState) and self.returns_element(callee):
+            return callee_value, state
         return None, state
+
+    def returns_element(self, callee: Node) -> bool:
+        """True for ``x.find(...)`` and the other methods whose result shares `x`'s objects."""
+        if callee.type != "member_expression":
+            return False
+        prop = callee.child_by_field_id(Field.PROPERTY)
+        return prop is not None and self.text(prop) in _ELEMENT_METHODS
+
+    def result_returned(self, call: CapabilityCall, site: Node) -> None:
+        """Give `call` the use a helper's caller makes of it, when the helper returned it."""
+        if call.result_use is not None or not self.recording:
+            return
+        use = self.result_use(site)
+        if use is None:
+            return
+        calls = self.analysis.calls
+        for index in range(len(calls) - 1, -1, -1):
+            if calls[index] is call:
+                calls[index] = replace(call, result_use=use)
+                return
 
     def only_reads_arguments(self, value: Value | None) -> bool:
         if not isinstance(value, GlobalRef):

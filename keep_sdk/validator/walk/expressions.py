@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import tree_sitter
 
+from keep_sdk.contract.globals import SANDBOX_GLOBALS
+from keep_sdk.validator.facts import GlobalUse, GlobalUseKind, UndefinedName
 from keep_sdk.validator.fields import Field
+from keep_sdk.validator.globals_scan import declared_in_script, declared_with_var
 from keep_sdk.validator.scope import (
     FunctionValue,
     GlobalRef,
+    ModuleState,
     Scope,
     StringValue,
     Value,
@@ -24,6 +28,7 @@ from keep_sdk.validator.scope import (
 )
 from keep_sdk.validator.walk.dispatch import EXPRESSIONS
 from keep_sdk.validator.walk.flow import Flow, join
+from keep_sdk.validator.walk.limits import MAX_NESTING
 from keep_sdk.validator.walk.state import WalkState
 
 __all__ = ["Expressions"]
@@ -31,6 +36,9 @@ __all__ = ["Expressions"]
 Node = tree_sitter.Node
 
 _PROPERTY_TYPES = frozenset({"property_identifier", "private_property_identifier"})
+_STATE_KINDS = frozenset({"const", "let", "var", "class"})
+_NEVER_FREE = frozenset({"arguments", "async", "of", "get", "set", "let", "static", "yield"})
+"""Identifiers that are bound implicitly (``arguments``) or are contextual keywords."""
 
 
 class Expressions(WalkState):
@@ -38,12 +46,19 @@ class Expressions(WalkState):
 
     def expr(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         self.steps += 1
+        if self.depth >= MAX_NESTING:
+            self.limit(node, "nesting", MAX_NESTING)
+            return None, state
+        self.depth += 1
         handler = EXPRESSIONS.get(node.type)
         if handler is not None:
-            return handler(self, node, scope, state)
+            result = handler(self, node, scope, state)
+            self.depth -= 1
+            return result
         value: Value | None = None
         for child in node.named_children:
             value, state = self.expr(child, scope, state)
+        self.depth -= 1
         return value, state
 
     def nothing(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
@@ -80,10 +95,26 @@ class Expressions(WalkState):
         name = self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
         binding = scope.lookup(name)
         if binding is None:
+            if name not in SANDBOX_GLOBALS and name not in _NEVER_FREE and self.recording:
+                self.free_name(node, name)
             return GlobalRef(name), state
-        if binding.module and self.is_state_binding(binding):
-            self.shared(node, name, "read", binding)
+        if binding.module:
+            if self.is_state_binding(binding):
+                self.shared(node, name, "read", binding)
+            if binding.value is None and binding.kind in _STATE_KINDS:
+                return ModuleState(name), state
         return binding.value, state
+
+    def free_name(self, node: Node, name: str) -> None:
+        """Record a read of a name neither the scope chain nor the sandbox defines."""
+        if declared_with_var(self.analysis, name):
+            return
+        if declared_in_script(self.analysis, name):
+            fact = UndefinedName(self.handler, node, self.site(node), self.frame.via, name)
+            self.analysis.undefined_names.append(fact)
+        else:
+            use = GlobalUse(node, name, GlobalUseKind.UNAVAILABLE, self.handler)
+            self.analysis.globals.append(use)
 
     def function_literal(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         function = FunctionValue(node, scope)
@@ -180,6 +211,10 @@ class Expressions(WalkState):
         if operator is not None and operator.type == "delete":
             self.write_target(argument, None, scope, state)
             return None, state
+        if operator is not None and operator.type == "typeof" and argument.type == "identifier":
+            name = self.text(argument)
+            if scope.lookup(name) is None:
+                return None, state
         _, state = self.expr(argument, scope, state)
         return None, state
 

@@ -33,6 +33,8 @@ _NOT_PLAIN = (b"(", b"++", b"--", b"\\")
 _EFFECT_WORDS = frozenset(
     {b"new", b"delete", b"import", b"yield", b"function", b"class", b"topic", b"ids"}
 )
+_PARAMETER_NAMES = frozenset({b"ctx", b"state", b"prepared", b"mutationResult"})
+"""Handler parameter names: unbound in an expression, they are another phase's parameter."""
 
 
 def may_assign(text: bytes) -> bool:
@@ -70,8 +72,11 @@ class Literals(WalkState):
         no reservation key, and none of its words names a binding that holds
         ctx (or a connector or operation) or module-level state. With a
         template literal (which may be a tagged call) no word may name a
-        function or a global whose calls are reported either. Words that are
-        keys or string contents only make the answer False more often.
+        function or a global whose calls are reported either; and no word is
+        a handler parameter name (``state``, ``prepared``...) that no binding
+        in scope declares, so reading another phase's parameter is walked and
+        reported. Words that are keys or string contents only make the answer
+        False more often.
         """
         text = self.data[start:end]
         if not text.isascii():
@@ -89,6 +94,8 @@ class Literals(WalkState):
             binding = scope.lookup(name)
             if binding is None:
                 if template and name in self.tag_roots:
+                    return False
+                if word in _PARAMETER_NAMES:
                     return False
                 continue
             value = binding.value

@@ -24,9 +24,10 @@ from keep_sdk.validator.scope import (
     StringValue,
     Value,
 )
+from keep_sdk.validator.walk.dispatch import EXPRESSIONS
 from keep_sdk.validator.walk.flow import Flow, join
 from keep_sdk.validator.walk.state import WalkState
-from keep_sdk.validator.walk.values import PromiseMethod
+from keep_sdk.validator.walk.values import RESOLVED, PromiseMethod
 
 __all__ = ["PROMISE_COMBINATORS", "Mutations"]
 
@@ -36,6 +37,12 @@ PROMISE_COMBINATORS = frozenset(
     {"Promise.all", "Promise.allSettled", "Promise.race", "Promise.any"}
 )
 """Globals that pass the values of the promises they are given on to their own result."""
+
+
+_INERT_OPERANDS = frozenset(
+    {"identifier", "number", "string", "true", "false", "null", "undefined", "sequence_expression"}
+)
+"""Operands of a comma expression that run no code of their own."""
 
 
 class Mutations(WalkState):
@@ -57,7 +64,7 @@ class Mutations(WalkState):
                 continue
             rejected = method.name == "catch" or (method.name == "then" and index == 1)
             if (
-                call.is_mutation
+                (call is None or call.is_mutation)
                 and isinstance(state, CapabilityCall)
                 and self.is_mutate
                 and self.recording
@@ -73,7 +80,35 @@ class Mutations(WalkState):
             finally:
                 self.after_reported = saved
             end = join(end, branch) if rejected else branch
-        return CallResult(call), end
+        return (CallResult(call) if call is not None else RESOLVED), end
+
+    def sequence_expression(
+        self, node: Node, scope: Scope, state: Flow
+    ) -> tuple[Value | None, Flow]:
+        """``a, b``: in `mutate`, the first operand that runs code after a mutation is recorded."""
+        value: Value | None = None
+        saved = self.after_reported
+        try:
+            for child in node.named_children:
+                if child.type == "comment":
+                    continue
+                if (
+                    isinstance(state, CapabilityCall)
+                    and self.is_mutate
+                    and not self.after_reported
+                    and not self.detached
+                    and self.recording
+                    and child.type not in _INERT_OPERANDS
+                ):
+                    at = self.frame.site if self.frame.site is not None else child
+                    self.analysis.code_after_mutation.append(
+                        CodeAfterMutation(self.handler, at, state)
+                    )
+                    self.after_reported = True
+                value, state = self.expr(child, scope, state)
+        finally:
+            self.after_reported = saved
+        return value, state
 
     def capability_call(
         self,
@@ -244,3 +279,6 @@ class Mutations(WalkState):
                         continue
                 return parent
             return parent
+
+
+EXPRESSIONS.update({"sequence_expression": Mutations.sequence_expression})

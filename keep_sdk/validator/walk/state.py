@@ -75,6 +75,7 @@ class WalkState:
         self.created: dict[int, FunctionValue] = {}
         self.walked: set[int] = set()
         self.steps = 0
+        self.depth = 0
         self.reported_members: set[int] = set()
         self.limited: set[str] = set()
         self.mutations = 0
@@ -192,8 +193,12 @@ class WalkState:
         """Record a change to the object `obj` holds (`writes`)."""
         raise NotImplementedError
 
-    def method_call_on_module_object(self, callee: Node, scope: Scope) -> None:
-        """Record a call of a writing method on a module-level object (`writes`)."""
+    def method_call_on_module_object(
+        self, callee: Node, scope: Scope, value: Value | None = None
+    ) -> None:
+        """Record a call of a writing method on a module-level object (`writes`).
+
+        `value` is the callee's value (a `ModuleState` for ``alias.push``)."""
         raise NotImplementedError
 
     def arguments(self, node: Node) -> list[Node]:
@@ -232,6 +237,10 @@ class WalkState:
         node: Node,
     ) -> tuple[Value | None, Flow]:
         """Walk ``.then``/``.catch``/``.finally`` callbacks of a ctx call (`mutations`)."""
+        raise NotImplementedError
+
+    def result_use(self, node: Node) -> Node | None:
+        """The node that uses the value of the call `node`, if any (`mutations`)."""
         raise NotImplementedError
 
     def limit(self, node: Node, limit: LimitKind, bound: int) -> None:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import tree_sitter
 
-from keep_sdk.validator.facts import CapabilityCall, CodeAfterMutation
+from keep_sdk.validator.facts import CapabilityCall, CodeAfterMutation, HandlerReturn
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import Scope, Value, declare_statement
 from keep_sdk.validator.walk.dispatch import STATEMENTS
 from keep_sdk.validator.walk.flow import Flow, Target, join
+from keep_sdk.validator.walk.limits import MAX_NESTING
 from keep_sdk.validator.walk.state import WalkState
 
 __all__ = ["Statements"]
@@ -45,6 +46,9 @@ class Statements(WalkState):
 
     def statement(self, node: Node, scope: Scope, state: Flow, quiet: bool = False) -> Flow:
         self.steps += 1
+        if self.depth >= MAX_NESTING:
+            self.limit(node, "nesting", MAX_NESTING)
+            return state
         kind = node.type
         self.last_reported = False
         flagged = False
@@ -64,6 +68,7 @@ class Statements(WalkState):
         saved = self.after_reported
         if flagged or quiet:
             self.after_reported = True
+        self.depth += 1
         try:
             if handler is not None:
                 return handler(self, node, scope, state)
@@ -79,6 +84,7 @@ class Statements(WalkState):
                     _, state = self.expr(child, scope, state)
             return state
         finally:
+            self.depth -= 1
             self.after_reported = saved
             self.last_reported = flagged
 
@@ -173,6 +179,8 @@ class Statements(WalkState):
         value: Value | None = None
         for child in node.named_children:
             if child.type != "comment":
+                if len(self.frames) == 1 and self.recording:
+                    self.analysis.returns.append(HandlerReturn(self.handler, child))
                 value, state = self.expr(child, scope, state)
         self.frame.returns.append(state)
         self.frame.values.append(value)

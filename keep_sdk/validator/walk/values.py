@@ -14,30 +14,50 @@ import tree_sitter
 
 from keep_sdk.model import OperationKind
 from keep_sdk.validator.facts import CapabilityCall, UnknownOperationUse
+from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
     CTX,
     CTX_METHODS,
     CallResult,
     ConnectorValue,
     CtxMethodValue,
+    FunctionValue,
     GlobalRef,
+    ModuleState,
     OperationValue,
     Value,
     string_literal,
 )
 from keep_sdk.validator.walk.state import WalkState
 
-__all__ = ["PromiseMethod", "Values"]
+__all__ = ["RESOLVED", "PromiseMethod", "ResolvedPromise", "Values", "is_static"]
 
 Node = tree_sitter.Node
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class PromiseMethod(Value):
-    """``.then``/``.catch``/``.finally`` of the promise a ctx call returned."""
+    """``.then``/``.catch``/``.finally`` of the promise a ctx call returned.
 
-    call: CapabilityCall
+    `call` is None for the promise of ``Promise.resolve(...)``: its callbacks
+    run once, in order, like those of a ctx call.
+    """
+
+    call: CapabilityCall | None
     name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedPromise(Value):
+    """``Promise.resolve(...)``, and what its ``.then`` chain returns."""
+
+
+RESOLVED = ResolvedPromise()
+
+
+def is_static(member: Node) -> bool:
+    """True for a ``static`` member of a class body."""
+    return any(child.type == "static" for child in member.children)
 
 
 class Values(WalkState):
@@ -76,8 +96,28 @@ class Values(WalkState):
             return None
         if isinstance(value, GlobalRef):
             return GlobalRef(f"{value.path}.{name}")
+        if isinstance(value, ModuleState):
+            return self.static_method(value.name, name) or value
         if isinstance(value, CallResult) and name in ("then", "catch", "finally"):
             return PromiseMethod(value.call, name)
+        if value is RESOLVED and name in ("then", "catch", "finally"):
+            return PromiseMethod(None, name)
+        return None
+
+    def static_method(self, class_name: str, name: str) -> FunctionValue | None:
+        """The static method `name` of the module-level class `class_name`, to follow its calls."""
+        binding = self.module.bindings.get(class_name)
+        if binding is None or binding.kind != "class" or binding.init is None:
+            return None
+        body = binding.init.child_by_field_id(Field.BODY)
+        if body is None:
+            return None
+        for member in body.named_children:
+            if member.type != "method_definition" or not is_static(member):
+                continue
+            key = member.child_by_field_id(Field.NAME)
+            if key is not None and self.text(key) == name:
+                return FunctionValue(member, self.module, f"{class_name}.{name}")
         return None
 
     def check_operation(self, connector: str, operation: str | None, node: Node) -> None:

@@ -15,6 +15,7 @@ from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
     FUNCTION_TYPES,
     Binding,
+    ModuleState,
     Scope,
     StringValue,
     Value,
@@ -24,6 +25,7 @@ from keep_sdk.validator.scope import (
 from keep_sdk.validator.walk.dispatch import EXPRESSIONS
 from keep_sdk.validator.walk.flow import Flow
 from keep_sdk.validator.walk.state import WalkState
+from keep_sdk.validator.walk.values import is_static
 
 __all__ = ["Writes"]
 
@@ -96,6 +98,14 @@ class Writes(WalkState):
                 return
             if is_capability(value) and self.recording:
                 self.dynamic(target, "escapes", self.describe(value))
+            if isinstance(obj_value, ModuleState):
+                self.module_state_changed(target, obj_value, scope)
+                return
+            if obj.type == "this":
+                owner = self.static_owner()
+                if owner is not None:
+                    self.module_state_changed(target, ModuleState(owner), scope)
+                    return
             self.mutated_object(obj, scope, target)
             return
         for child in target.named_children:
@@ -139,15 +149,47 @@ class Writes(WalkState):
             if name == "globalThis":
                 self.shared(at, name, "global-write")
             return
-        if binding.module and binding.kind not in ("function", "class", "import"):
+        if binding.module and binding.kind != "import":
             self.shared(at, name, "mutate", binding)
+        elif isinstance(binding.value, ModuleState):
+            self.module_state_changed(at, binding.value, scope)
 
-    def method_call_on_module_object(self, callee: Node, scope: Scope) -> None:
+    def static_owner(self) -> str | None:
+        """The module-level class whose static method the walk is in (`this` is that class)."""
+        if not self.frames:
+            return None
+        method = self.frame.node
+        if method.type != "method_definition" or not is_static(method):
+            return None
+        body = method.parent
+        declaration = body.parent if body is not None else None
+        if declaration is None or declaration.type != "class_declaration":
+            return None
+        name = declaration.child_by_field_id(Field.NAME)
+        if name is None:
+            return None
+        binding = self.module.bindings.get(self.text(name))
+        if binding is None or binding.init is None or binding.init.id != declaration.id:
+            return None
+        return binding.name
+
+    def module_state_changed(self, at: Node, state: ModuleState, scope: Scope) -> None:
+        """Record a change, at `at`, to the object the module-level binding of `state` holds."""
+        binding = self.module.bindings.get(state.name)
+        if binding is not None:
+            self.shared(at, state.name, "mutate", binding)
+
+    def method_call_on_module_object(
+        self, callee: Node, scope: Scope, value: Value | None = None
+    ) -> None:
         if callee.type != "member_expression":
             return
         prop = callee.child_by_field_id(Field.PROPERTY)
         obj = callee.child_by_field_id(Field.OBJECT)
         if prop is None or obj is None or self.text(prop) not in self.vocabulary.receiver_writers:
+            return
+        if isinstance(value, ModuleState):
+            self.module_state_changed(callee, value, scope)
             return
         self.mutated_object(obj, scope, callee)
 

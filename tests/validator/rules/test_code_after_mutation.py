@@ -71,6 +71,34 @@ INVALID = [
             )
         ),
     ),
+    Case(
+        "comma-after-mutation",
+        workflow(
+            mutate=(
+                'await (ctx.gmail.send({ to: "a", subject: "s", body: "b" }),\n'
+                "  console.log('sent')); // here"
+            )
+        ),
+    ),
+    Case(
+        "promise-all-then",
+        workflow(
+            mutate=(
+                'await Promise.all([ctx.gmail.send({ to: "a", subject: "s", body: "b" })])\n'
+                "  .then(() => console.log('sent')); // here"
+            )
+        ),
+    ),
+    Case(
+        "promise-resolve-then-mutation-then-more",
+        workflow(
+            mutate=(
+                "await Promise.resolve()\n"
+                '  .then(() => ctx.gmail.send({ to: "a", subject: "s", body: "b" }))\n'
+                "  .then(() => console.log('sent')); // here"
+            )
+        ),
+    ),
 ]
 
 VALID = [
@@ -116,6 +144,12 @@ VALID = [
         ),
     ),
     Case("code-after-in-next-is-fine", workflow(next_="console.log('a');\nconsole.log('b');")),
+    Case(
+        "comma-before-mutation",
+        workflow(
+            mutate='await (console.log("x"), ctx.gmail.send({ to: "a", subject: "s", body: "b" }));'
+        ),
+    ),
 ]
 
 

@@ -81,6 +81,19 @@ INVALID = [
             prepare="await read(ctx); // here\nreturn { reservations: [], data: {} };",
         ),
     ),
+    Case(
+        "getter-returning-connector",
+        workflow(
+            mutate=(
+                "const c = {\n  get mail() { // here\n    return ctx.gmail;\n  },\n};\n"
+                "await c.mail.send({ to: 'a' });"
+            )
+        ),
+    ),
+    Case(
+        "function-in-object-returning-connector",
+        workflow(mutate="const c = { mail: () => ctx.gmail }; // here\nawait c.mail().send({});"),
+    ),
 ]
 
 VALID = [
@@ -125,6 +138,13 @@ VALID = [
         "computed-on-data",
         workflow(
             prepare="const k = 'a';\nconst v = state?.[k];\nreturn { reservations: [], data: { v } };"
+        ),
+    ),
+    Case(
+        "helper-returning-connector-is-followed",
+        workflow(
+            before="const mailer = (ctx) => ctx.gmail;",
+            mutate="await mailer(ctx).send({ to: 'a', subject: 'b', body: 'c' });",
         ),
     ),
 ]

@@ -28,6 +28,28 @@ INVALID = [
         "set-timeout-in-helper",
         workflow(before="function later(f) {\n  setTimeout(f, 10); // here\n}"),
     ),
+    Case("global-this-eval", workflow(next_="globalThis.eval('1'); // here")),
+    Case("global-this-eval-subscript", workflow(next_="globalThis['eval']('1'); // here")),
+    Case(
+        "async-function-constructor",
+        workflow(
+            next_="const AF = Object.getPrototypeOf(async function () {}).constructor; // here"
+        ),
+    ),
+    Case(
+        "generator-constructor", workflow(next_="const G = (function* () {}).constructor; // here")
+    ),
+    Case("url", workflow(next_="const u = new URL(prepared.link); // here")),
+    Case("text-encoder", workflow(next_="const bytes = new TextEncoder().encode('x'); // here")),
+    Case("intl", workflow(next_="const f = new Intl.NumberFormat('en'); // here")),
+    Case("structured-clone", workflow(next_="const copy = structuredClone(prepared); // here")),
+    Case("crypto", workflow(next_="const id = crypto.randomUUID(); // here")),
+    Case("abort-controller", workflow(next_="const c = new AbortController(); // here")),
+    Case("navigator-at-top", workflow(before="const lang = navigator.language; // here")),
+    Case("shared-array-buffer", workflow(next_="const b = new SharedArrayBuffer(8); // here")),
+    Case("any-missing-global", workflow(next_="const w = WebAssembly.Module; // here")),
+    Case("unknown-free-name", workflow(next_="const total = totalCount + 1; // here")),
+    Case("arrow-body-eval", workflow(next_="const run = (x) => x;\nconst ev = x => eval; // here")),
 ]
 
 VALID = [
@@ -45,6 +67,10 @@ VALID = [
         "constructor-once",
         workflow(next_="class A {}\nconst B = new A().constructor;\nreturn B.name;"),
     ),
+    Case("typeof-guard", workflow(next_="if (typeof URL !== 'undefined') { return 1; }")),
+    Case("sandbox-globals", workflow(next_="return { a: btoa('x'), b: performance.now() > 0 };")),
+    Case("local-url", workflow(next_="const URL = 'x';\nreturn { URL };")),
+    Case("constructor-of-object", workflow(next_="return { t: prepared.constructor === Object };")),
 ]
 
 

@@ -80,6 +80,15 @@ VALID = [
             prepare="for (const id of [1, 2]) {\n  await ctx.sheets.getRow({ spreadsheetId: 's', rowId: String(id) });\n}\nreturn { reservations: [], data: {} };"
         ),
     ),
+    Case(
+        "single-mutation-in-promise-resolve-then",
+        workflow(
+            mutate=(
+                "await Promise.resolve().then(() =>\n"
+                '  ctx.gmail.send({ to: "a", subject: "s", body: "b" }));'
+            )
+        ),
+    ),
 ]
 
 

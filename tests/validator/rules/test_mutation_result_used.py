@@ -19,6 +19,13 @@ INVALID = [
     ),
     Case("argument", workflow(mutate=f"console.log(await {APPEND}); // here")),
     Case("destructured", workflow(mutate=f"const {{ rowId }} = await {APPEND}; // here")),
+    Case(
+        "through-helper-return",
+        workflow(
+            before="const send = (ctx, m) => ctx.gmail.send(m);",
+            mutate="const sent = await send(ctx, prepared.data); // here",
+        ),
+    ),
 ]
 
 VALID = [
@@ -39,6 +46,13 @@ VALID = [
         "ternary-and-logical-statements",
         workflow(
             mutate=f"await (prepared.data.a ? {APPEND} : ctx.slack.postMessage({{ channel: 'c', text: 't' }}));\nprepared.data.b && {APPEND};"
+        ),
+    ),
+    Case(
+        "helper-return-not-used",
+        workflow(
+            before="const send = (ctx, m) => ctx.gmail.send(m);",
+            mutate="await send(ctx, prepared.data);",
         ),
     ),
 ]

@@ -41,6 +41,67 @@ INVALID = [
             next_="count = 1; // here",
         ),
     ),
+    Case(
+        "class-static-field",
+        workflow(before="class Stats { static n = 0; }", next_="Stats.n = 1; // here"),
+    ),
+    Case(
+        "class-static-array-push",
+        workflow(
+            before="class Audit { static log = []; }", next_="Audit.log.push(prepared); // here"
+        ),
+    ),
+    Case(
+        "function-property",
+        workflow(
+            before="function track() {}", next_="track.calls = (track.calls || 0) + 1; // here"
+        ),
+    ),
+    Case(
+        "alias-of-module-array",
+        workflow(
+            before="const LOG = [];", next_="const entries = LOG; // here\nentries.push(1); // here"
+        ),
+    ),
+    Case(
+        "destructured-element",
+        workflow(
+            before="const QUEUE = [{ n: 0 }];",
+            next_="const [head] = QUEUE; // here\nhead.n = 2; // here",
+        ),
+    ),
+    Case(
+        "helper-parameter-bound-to-module-object",
+        workflow(
+            before="const SEEN = new Set();\nfunction mark(set, id) {\n  set.add(id); // here\n}",
+            next_="mark(SEEN, prepared.id); // here",
+        ),
+    ),
+    Case(
+        "found-element",
+        workflow(
+            before="const USERS = [{ id: 1, visits: 0 }];",
+            next_="const user = USERS.find((u) => u.id === 1); // here\nuser.visits += 1; // here",
+        ),
+    ),
+    Case(
+        "indexed-element",
+        workflow(before="const ROWS = [{ seen: false }];", next_="ROWS[0].seen = true; // here"),
+    ),
+    Case(
+        "object-assign-on-alias",
+        workflow(
+            before="const SETTINGS = { mode: 'a' };",
+            next_="const s = SETTINGS; // here\nObject.assign(s, { mode: 'b' }); // here",
+        ),
+    ),
+    Case(
+        "static-method-writes-this",
+        workflow(
+            before="class Counter {\n  static bump() {\n    this.n = (this.n || 0) + 1; // here\n  }\n}",
+            next_="Counter.bump();",
+        ),
+    ),
 ]
 
 VALID = [
@@ -73,6 +134,27 @@ VALID = [
         workflow(
             before="let count = 0;\nfunction bump() {\n  count++;\n}",
             next_="let count = 5;\ncount++;\nreturn { count };",
+        ),
+    ),
+    Case(
+        "copy-of-module-array",
+        workflow(
+            before="const DEFAULTS = [1, 2];",
+            next_="const mine = [...DEFAULTS];\nmine.push(3);\nreturn { mine };",
+        ),
+    ),
+    Case(
+        "mapped-copy",
+        workflow(
+            before="const ITEMS = [{ n: 1 }];",
+            next_="const copy = ITEMS.map((i) => ({ ...i }));\ncopy[0].n = 2;\nreturn { copy };",
+        ),
+    ),
+    Case(
+        "class-used-as-namespace",
+        workflow(
+            before="class Fmt { static money(n) { return `$${n}`; } }",
+            next_="return { text: Fmt.money(prepared.total) };",
         ),
     ),
 ]

@@ -64,6 +64,14 @@ INVALID = [
     ),
     Case("no-handlers", "export default Keep.workflow({ topics: {} }); // here\n"),
     Case(
+        "object-producer-without-schedule",
+        script("producers: {\n  p: { // here\n    handler: async (ctx, state) => state,\n  },\n},"),
+    ),
+    Case(
+        "object-producer-with-publishes-but-no-schedule",
+        script("producers: {\n  p: { publishes: ['in'], handler: async (ctx) => {} }, // here\n},"),
+    ),
+    Case(
         "phase-names-a-let-function",
         script(
             "consumers: {\n  c: Keep.consumer({\n    subscribe: ['in'],\n"
@@ -84,6 +92,10 @@ VALID = [
         script(
             "producers: { p: { schedule: { cron: '*/5 * * * *' }, handler: async (ctx) => {} } },"
         ),
+    ),
+    Case(
+        "interval",
+        script("producers: { p: { schedule: { interval: '5m' }, handler: async (ctx) => {} } },"),
     ),
     Case("plain-object-consumer", script(f"consumers: {{ c: {{\n{CONSUMER}}} }},")),
     Case(
