@@ -14,7 +14,10 @@ it prints:
 2. committed consumer runs per second through ``Scheduler.run_until_idle`` and
    the ratio runs/s ÷ raw commits/s (a run takes 7 commit points plus the
    scheduler's reads, so about 1/8 to 1/15 is what the design allows);
-3. PostgreSQL only: the same backlog spread over --workflows workflows, drained
+3. SQLite: how the rate holds up with work behind it: runs/s with 100,000
+   committed runs (and their ledger entries) of history, and with 99 more idle
+   workflows deployed, each as a ratio to the same store without them;
+4. PostgreSQL only: the same backlog spread over --workflows workflows, drained
    by 1 and then by 2 ``keep worker`` processes (leases, heartbeats); the
    speed-up of 2 over 1 (at most 2 on 2 cores; the workers and the database
    share those cores).
@@ -132,6 +135,48 @@ def runs_per_second(url: str, events: int) -> float:
     return events / elapsed
 
 
+def copy_history(store: SqlStore, runs: int) -> None:
+    """Add `runs` copies of the newest committed run and of its ledger entry."""
+    with store.engine.begin() as conn:
+        newest = "SELECT * FROM keep_runs ORDER BY seq DESC LIMIT 1"
+        run = dict(conn.execute(sa.text(newest)).mappings().one())
+        entry = dict(conn.execute(sa.text("SELECT * FROM keep_ledger LIMIT 1")).mappings().one())
+        del run["seq"], entry["seq"]
+        run_copies = [{**run, "id": f"run_h{i}"} for i in range(runs)]
+        entry_copies = [{**entry, "id": f"mut_h{i}", "run_id": f"run_h{i}"} for i in range(runs)]
+        for table, rows in (("keep_runs", run_copies), ("keep_ledger", entry_copies)):
+            names = ", ".join(rows[0])
+            values = ", ".join(f":{c}" for c in rows[0])
+            conn.execute(sa.text(f"INSERT INTO {table} ({names}) VALUES ({values})"), rows)
+
+
+def runs_with_work_behind(tmp: Path, events: int, *, history: int, idle: int) -> float:
+    """Committed runs/s of the bench workflow after `history` runs of history were added
+    and `idle` other workflows were deployed (one warm-up run first, in every case)."""
+    url = f"sqlite:///{tmp / f'behind-{history}-{idle}.db'}"
+    deploy(url, ["bench"] + [f"idle{i}" for i in range(idle)], 1, None)
+    store = open_store(url)
+    assert isinstance(store, SqlStore)
+    runtime = Runtime(
+        store,
+        ConnectorSet([Gmail(), Sheets(seed={"spreadsheets": {"jobs": {"rows": []}}}), Slack()]),
+        load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
+    )
+    scheduler = Scheduler(runtime)
+    scheduler.run_until_idle()
+    if history:
+        copy_history(store, history)
+    for i in range(events):
+        message = Publication(topic="job.queued", message_id=f"k{i}", title="Job", payload={"n": i})
+        store.publish("bench", message)
+    start = time.perf_counter()
+    scheduler.run_until_idle(max_steps=events + 10)
+    elapsed = time.perf_counter() - start
+    store.close()
+    return events / elapsed
+
+
 def drain_with_workers(url: str, workers: int, workflows: int, events: int, tmp: Path) -> float:
     """Committed runs per second when `workers` worker processes drain the backlog."""
     names = [f"w{i}" for i in range(workflows)]
@@ -184,6 +229,8 @@ def main() -> None:
     parser.add_argument("--workflows", type=int, default=4)
     parser.add_argument("--raw", type=int, default=500, help="raw commits for the baseline")
     parser.add_argument("--postgres", default=os.environ.get(TEST_URL_ENV))
+    parser.add_argument("--history", type=int, default=100_000, help="runs of history")
+    parser.add_argument("--idle", type=int, default=99, help="idle workflows beside the bench")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
@@ -196,6 +243,18 @@ def main() -> None:
         print(
             f"sqlite      consumer runs/s {sqlite_runs:6.1f}   "
             f"ratio {sqlite_runs / sqlite_raw:.3f} of raw commits"
+        )
+        empty = runs_with_work_behind(tmp, args.events, history=0, idle=0)
+        old = runs_with_work_behind(tmp, args.events, history=args.history, idle=0)
+        busy = runs_with_work_behind(tmp, args.events, history=0, idle=args.idle)
+        print(f"sqlite      runs/s empty store {empty:6.1f}")
+        print(
+            f"sqlite      runs/s with {args.history:,} runs of history {old:6.1f}  "
+            f"ratio {old / empty:.2f} (target >= 0.9)"
+        )
+        print(
+            f"sqlite      runs/s with {args.idle + 1} workflows {busy:6.1f}  "
+            f"ratio {busy / empty:.2f} (target >= 0.9)"
         )
 
         server = None

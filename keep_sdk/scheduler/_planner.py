@@ -41,6 +41,8 @@ __all__ = [
 
 _WAITING = (RunStatus.PAUSED_TRANSIENT, RunStatus.PAUSED_APPROVAL, RunStatus.PAUSED_RECONCILIATION)
 _FAILED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL)
+_UNFINISHED = (RunStatus.ACTIVE, *_WAITING, *_FAILED)
+"""The runs a planning step reads: one indexed query, whatever the history."""
 
 HandlerKey = tuple[str, str]
 
@@ -83,10 +85,7 @@ class QuietConsumers:
 
     def _declined_in_store(self, handler: HandlerRecord) -> bool:
         """Whether the handler's latest stored run declined every event pending now."""
-        latest = None
-        for run in self.store.list_runs(workflow=handler.workflow):
-            if run.handler == handler.name:
-                latest = run
+        latest = _latest_run(self.store, handler.workflow, handler.name)
         if (
             latest is None
             or latest.kind is not HandlerKind.CONSUMER
@@ -135,7 +134,10 @@ class Planner:
         runnable = {name for name, w in workflows.items() if not w.paused}
         tasks: list[Task] = []
         busy: set[str] = set()
-        for run in self.store.active_runs():
+        unfinished: dict[RunStatus, list[RunRecord]] = {s: [] for s in _UNFINISHED}
+        for run in self.store.list_runs(status=_UNFINISHED):
+            unfinished[run.status].append(run)
+        for run in unfinished[RunStatus.ACTIVE]:
             busy.add(run.workflow)
             if run.workflow in runnable:
                 tasks.append(
@@ -148,8 +150,8 @@ class Planner:
                 )
         runnable -= busy
         blocked: set[HandlerKey] = set()
-        tasks += self._waiting_runs(now, runnable, blocked)
-        tasks += self._failed_runs(workflows, runnable, blocked)
+        tasks += self._waiting_runs(now, unfinished, runnable, blocked)
+        tasks += self._failed_runs(workflows, unfinished, runnable, blocked)
         tasks += self._reconciliations(now, runnable)
         tasks += self._consumers(now, runnable, blocked)
         tasks += self._producers(now, runnable, blocked)
@@ -162,12 +164,9 @@ class Planner:
         """The earliest future time at which a schedule, wakeAt, backoff or reconciliation
         falls due (None when nothing is scheduled)."""
         times: list[dt.datetime] = []
-        for workflow in self.store.list_workflows():
-            if workflow.paused:
-                continue
-            for handler in self.store.list_handlers(workflow.name):
-                if handler.version != workflow.version:
-                    continue
+        current = {w.name: w.version for w in self.store.list_workflows() if not w.paused}
+        for handler in self.store.list_handlers():
+            if current.get(handler.workflow) == handler.version:
                 times += [t for t in (handler.next_run_at, handler.wake_at) if t is not None]
         for run in self.store.list_runs(status=RunStatus.PAUSED_TRANSIENT):
             if run.resume_at is not None:
@@ -181,11 +180,15 @@ class Planner:
     # Unfinished runs
 
     def _waiting_runs(
-        self, now: dt.datetime, runnable: set[str], blocked: set[HandlerKey]
+        self,
+        now: dt.datetime,
+        unfinished: dict[RunStatus, list[RunRecord]],
+        runnable: set[str],
+        blocked: set[HandlerKey],
     ) -> list[Task]:
         tasks = []
         for status in _WAITING:
-            for run in self.store.list_runs(status=status):
+            for run in unfinished[status]:
                 blocked.add((run.workflow, run.handler))
                 due = run.resume_at or now
                 if status is RunStatus.PAUSED_TRANSIENT and run.workflow in runnable and due <= now:
@@ -205,12 +208,13 @@ class Planner:
     def _failed_runs(
         self,
         workflows: dict[str, WorkflowRecord],
+        unfinished: dict[RunStatus, list[RunRecord]],
         runnable: set[str],
         blocked: set[HandlerKey],
     ) -> list[Task]:
         tasks = []
         for status in _FAILED:
-            for run in self.store.list_runs(status=status):
+            for run in unfinished[status]:
                 if run.id in self._superseded:
                     continue
                 if self._is_superseded(run):
@@ -338,14 +342,15 @@ class Planner:
 def is_superseded(store: Store, failed: RunRecord) -> bool:
     """Whether a later run of the failed run's handler exists (a retry, a fix, a person's
     retry): then the failure no longer holds the handler back."""
-    later = False
-    for run in store.list_runs(workflow=failed.workflow):
-        if run.id == failed.id:
-            later = True
-            continue
-        if run.retry_of == failed.id or (later and run.handler == failed.handler):
-            return True
-    return False
+    latest = _latest_run(store, failed.workflow, failed.handler)
+    if latest is not None and latest.id != failed.id:
+        return True
+    return bool(store.list_runs(workflow=failed.workflow, retry_of=failed.id, limit=1))
+
+
+def _latest_run(store: Store, workflow: str, handler: str) -> RunRecord | None:
+    found = store.list_runs(workflow=workflow, handler=handler, newest_first=True, limit=1)
+    return found[0] if found else None
 
 
 def _wake(wake: ConsumerWake, now: dt.datetime) -> dt.datetime:

@@ -9,7 +9,7 @@ Nothing is skipped silently. Times come from the store's clock (aware UTC).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol, runtime_checkable
 
 from pydantic import JsonValue
@@ -142,8 +142,9 @@ class Store(Protocol):
         """A handler's state, wakeAt and next run time. `NotFound` if never declared."""
         ...
 
-    def list_handlers(self, workflow: str) -> list[HandlerRecord]:
-        """Every handler the workflow ever declared, by name."""
+    def list_handlers(self, workflow: str | None = None) -> list[HandlerRecord]:
+        """Every handler the workflow ever declared, by name; of every workflow (by
+        workflow, then name) when `workflow` is None."""
         ...
 
     def set_next_run_at(
@@ -238,10 +239,18 @@ class Store(Protocol):
         self,
         *,
         workflow: str | None = None,
-        status: RunStatus | None = None,
+        status: RunStatus | Collection[RunStatus] | None = None,
         limit: int | None = None,
+        handler: str | None = None,
+        retry_of: str | None = None,
+        newest_first: bool = False,
     ) -> list[RunRecord]:
-        """Runs in creation order, optionally of one workflow and one status."""
+        """Runs in creation order (newest first with `newest_first`), at most `limit`,
+        matching every filter given: the workflow, the status (one or any of several),
+        the handler (of `workflow`) and the run retried.
+
+        The scheduler asks these every planning step; a store answers them from an
+        index, never by reading the run history."""
         ...
 
     def active_runs(self) -> list[RunRecord]:

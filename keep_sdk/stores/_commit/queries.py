@@ -4,7 +4,7 @@ with a statement of its own (the SQL store does for lists that grow)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TypeVar
 
 from keep_sdk.errors import NotFound
@@ -50,6 +50,10 @@ def _first(found: Iterable[_Row], limit: int | None) -> list[_Row]:
     return rows
 
 
+def _statuses(status: RunStatus | Collection[RunStatus]) -> frozenset[RunStatus]:
+    return frozenset((status,) if isinstance(status, RunStatus) else status)
+
+
 class Queries(StoreCore):
     """Every query of the `Store` protocol."""
 
@@ -73,10 +77,11 @@ class Queries(StoreCore):
         with self._read() as tx:
             return require_handler(tx, workflow, handler)
 
-    def list_handlers(self, workflow: str) -> list[HandlerRecord]:
+    def list_handlers(self, workflow: str | None = None) -> list[HandlerRecord]:
         with self._read() as tx:
-            require_workflow(tx, workflow)
-            return sorted(tx.handlers(workflow), key=lambda h: h.name)
+            if workflow is not None:
+                require_workflow(tx, workflow)
+            return sorted(tx.handlers(workflow), key=lambda h: (h.workflow, h.name))
 
     def get_event(self, event_id: str) -> Event:
         with self._read() as tx:
@@ -121,16 +126,25 @@ class Queries(StoreCore):
         self,
         *,
         workflow: str | None = None,
-        status: RunStatus | None = None,
+        status: RunStatus | Collection[RunStatus] | None = None,
         limit: int | None = None,
+        handler: str | None = None,
+        retry_of: str | None = None,
+        newest_first: bool = False,
     ) -> list[RunRecord]:
+        statuses = None if status is None else _statuses(status)
         with self._read() as tx:
+            found = list(tx.runs())
+            if newest_first:
+                found.reverse()
             return _first(
                 (
                     r
-                    for r in tx.runs()
+                    for r in found
                     if (workflow is None or r.workflow == workflow)
-                    and (status is None or r.status is status)
+                    and (statuses is None or r.status in statuses)
+                    and (handler is None or r.handler == handler)
+                    and (retry_of is None or r.retry_of == retry_of)
                 ),
                 limit,
             )

@@ -61,7 +61,7 @@ __all__ = [
     "workflows",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 
@@ -205,6 +205,11 @@ Index(
     postgresql_where=runs.c.status == "active",
 )
 Index("ix_runs_workflow_status", runs.c.workflow, runs.c.status)
+_PLANNING_INDEXES: tuple[Index, ...] = (
+    Index("ix_runs_status", runs.c.status, runs.c.seq),
+    Index("ix_runs_handler", runs.c.workflow, runs.c.handler, runs.c.seq),
+    Index("ix_runs_retry_of", runs.c.retry_of),
+)
 
 ledger = Table(
     "keep_ledger",
@@ -230,6 +235,7 @@ ledger = Table(
     Column("updated_at", UtcTimestamp, nullable=False),
     UniqueConstraint("run_id", name="uq_ledger_run"),
 )
+_PLANNING_INDEXES += (Index("ix_ledger_status", ledger.c.status, ledger.c.seq),)
 Index(
     "ix_ledger_reconcile",
     ledger.c.next_reconcile_at,
@@ -298,7 +304,15 @@ def _add_run_facts(conn: Connection) -> None:
             )
 
 
-UPGRADES: dict[int, Upgrade] = {1: _add_run_facts}
+def _add_planning_indexes(conn: Connection) -> None:
+    """Version 2 → 3: indexes that answer the scheduler's questions without reading the
+    run history (runs by status, a handler's latest run, the retries of a run, ledger
+    entries by status)."""
+    for index in _PLANNING_INDEXES:
+        index.create(conn, checkfirst=True)
+
+
+UPGRADES: dict[int, Upgrade] = {1: _add_run_facts, 2: _add_planning_indexes}
 """Upgrade steps by the version they start from: ``UPGRADES[n]`` takes a database from
 ``n`` to ``n + 1``."""
 

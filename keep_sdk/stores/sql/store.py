@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
@@ -173,16 +173,26 @@ class SqlStore(TransactionalStore):
         self,
         *,
         workflow: str | None = None,
-        status: RunStatus | None = None,
+        status: RunStatus | Collection[RunStatus] | None = None,
         limit: int | None = None,
+        handler: str | None = None,
+        retry_of: str | None = None,
+        newest_first: bool = False,
     ) -> list[RunRecord]:
         query = select(t.runs)
         if workflow is not None:
             query = query.where(t.runs.c.workflow == workflow)
-        if status is not None:
+        if isinstance(status, RunStatus):
             query = query.where(t.runs.c.status == status.value)
+        elif status is not None:
+            query = query.where(t.runs.c.status.in_(sorted(s.value for s in status)))
+        if handler is not None:
+            query = query.where(t.runs.c.handler == handler)
+        if retry_of is not None:
+            query = query.where(t.runs.c.retry_of == retry_of)
+        order = t.runs.c.seq.desc() if newest_first else t.runs.c.seq
         with self._sql(write=False) as tx:
-            return [rows.run(r) for r in tx.conn.execute(query.order_by(t.runs.c.seq).limit(limit))]
+            return [rows.run(r) for r in tx.conn.execute(query.order_by(order).limit(limit))]
 
     def list_ledger(
         self,
