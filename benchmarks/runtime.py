@@ -229,6 +229,7 @@ def main() -> None:
     parser.add_argument("--workflows", type=int, default=4)
     parser.add_argument("--raw", type=int, default=500, help="raw commits for the baseline")
     parser.add_argument("--postgres", default=os.environ.get(TEST_URL_ENV))
+    parser.add_argument("--sqlite-only", action="store_true", help="skip PostgreSQL")
     parser.add_argument("--history", type=int, default=100_000, help="runs of history")
     parser.add_argument("--idle", type=int, default=99, help="idle workflows beside the bench")
     args = parser.parse_args()
@@ -257,6 +258,8 @@ def main() -> None:
             f"ratio {busy / empty:.2f} (target >= 0.9)"
         )
 
+        if args.sqlite_only:
+            return
         server = None
         if args.postgres:
             server = PostgresServer(admin_url=args.postgres)

@@ -129,7 +129,17 @@ class Planner:
         self._manifests: dict[tuple[str, int], WorkflowManifest] = {}
 
     def tasks(self, now: dt.datetime) -> list[Task]:
-        """Every task due at `now`, best first."""
+        """Every task due at `now`, best first, read in one snapshot of the store."""
+        postponed: list[tuple[HandlerRecord, dt.datetime]] = []
+        with self.store.reading():
+            tasks = self._tasks(now, postponed)
+        for handler, fire in postponed:
+            self.store.set_next_run_at(handler.workflow, handler.name, fire)
+        return tasks
+
+    def _tasks(
+        self, now: dt.datetime, postponed: list[tuple[HandlerRecord, dt.datetime]]
+    ) -> list[Task]:
         workflows = {w.name: w for w in self.store.list_workflows()}
         runnable = {name for name, w in workflows.items() if not w.paused}
         tasks: list[Task] = []
@@ -154,7 +164,7 @@ class Planner:
         tasks += self._failed_runs(workflows, unfinished, runnable, blocked)
         tasks += self._reconciliations(now, runnable)
         tasks += self._consumers(now, runnable, blocked)
-        tasks += self._producers(now, runnable, blocked)
+        tasks += self._producers(now, runnable, blocked, postponed)
         unique: dict[tuple[str, str | None, TaskKind, str | None], Task] = {}
         for task in sorted(tasks, key=Task.sort_key):
             unique.setdefault((task.workflow, task.handler, task.kind, task.run_id), task)
@@ -163,6 +173,10 @@ class Planner:
     def next_due(self, now: dt.datetime) -> dt.datetime | None:
         """The earliest future time at which a schedule, wakeAt, backoff or reconciliation
         falls due (None when nothing is scheduled)."""
+        with self.store.reading():
+            return self._next_due(now)
+
+    def _next_due(self, now: dt.datetime) -> dt.datetime | None:
         times: list[dt.datetime] = []
         current = {w.name: w.version for w in self.store.list_workflows() if not w.paused}
         for handler in self.store.list_handlers():
@@ -303,7 +317,11 @@ class Planner:
         return min(oldest, default=now)
 
     def _producers(
-        self, now: dt.datetime, runnable: set[str], blocked: set[HandlerKey]
+        self,
+        now: dt.datetime,
+        runnable: set[str],
+        blocked: set[HandlerKey],
+        postponed: list[tuple[HandlerRecord, dt.datetime]],
     ) -> list[Task]:
         tasks = []
         for handler in self.store.due_producers(now):
@@ -312,8 +330,7 @@ class Planner:
             due = handler.next_run_at or now
             cron = self._cron(handler)
             if cron is not None and not croniter.match(cron, due):
-                fire = next_run_at(CronSchedule(cron=cron), now)
-                self.store.set_next_run_at(handler.workflow, handler.name, fire)
+                postponed.append((handler, next_run_at(CronSchedule(cron=cron), now)))
                 continue
             tasks.append(
                 Task(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Collection, Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from pydantic import JsonValue
@@ -476,6 +477,13 @@ class Store(Protocol):
 
     def get_lease(self, workflow: str) -> Lease | None:
         """The current lease on the workflow (perhaps expired), or None."""
+        ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Answer every query this thread makes inside the block from one read
+        transaction: one snapshot, one round trip to begin and end it. Commit points
+        inside the block run in transactions of their own, and the block's queries
+        need not see them. A store without snapshots may make this a no-op."""
         ...
 
     def close(self) -> None:

@@ -141,6 +141,41 @@ class QueryTests(StoreTestBase):
         with pytest.raises(NotFound):
             store.get_run("run_missing")
 
+    def test_the_planners_run_queries(self, store: Store) -> None:
+        wf = self.deploy(store)
+        failed = self.begin_consumer(store, wf)
+        store.set_run_status(failed.id, RunStatus.FAILED_LOGIC, failure=FailureKind.LOGIC)
+        producer = self.begin_producer(store, wf)
+        store.set_run_status(producer.id, RunStatus.PAUSED_TRANSIENT, failure=FailureKind.TRANSIENT)
+        retry = store.begin_run(wf, CONSUMER, HandlerKind.CONSUMER, retry_of=failed.id)
+        unfinished = (RunStatus.ACTIVE, RunStatus.PAUSED_TRANSIENT, RunStatus.FAILED_LOGIC)
+        assert [r.id for r in store.list_runs(workflow=wf, status=unfinished)] == [
+            failed.id,
+            producer.id,
+            retry.id,
+        ]
+        assert [r.id for r in store.list_runs(workflow=wf, status=())] == []
+        newest = store.list_runs(workflow=wf, handler=CONSUMER, newest_first=True, limit=1)
+        assert [r.id for r in newest] == [retry.id]
+        assert [r.id for r in store.list_runs(workflow=wf, handler=PRODUCER)] == [producer.id]
+        assert [r.id for r in store.list_runs(retry_of=failed.id)] == [retry.id]
+        assert store.list_runs(retry_of=retry.id) == []
+        every = [r.id for r in store.list_runs(workflow=wf, newest_first=True)]
+        assert every == [retry.id, producer.id, failed.id]
+
+    def test_queries_inside_reading_answer_nest_and_commits_go_on(self, store: Store) -> None:
+        wf = self.deploy(store)
+        with store.reading():
+            before = store.list_runs(workflow=wf)
+            assert store.list_workflows()
+        run = self.begin_consumer(store, wf)
+        with store.reading():
+            assert [r.id for r in store.list_runs(workflow=wf)] == [run.id]
+            with store.reading():
+                assert store.get_run(run.id).id == run.id
+        assert before == []
+        assert store.get_run(run.id).status is RunStatus.ACTIVE
+
     def test_workflows_grants_and_the_audit_log(self, store: Store) -> None:
         wf = self.deploy(store)
         with pytest.raises(NotFound):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 from keep_sdk.stores._changes import ChangeListener, deliver
 from keep_sdk.stores._commit.work import Work
@@ -27,6 +28,7 @@ class StoreCore(ABC):
         self.clock = clock
         self.fault_hook = fault_hook
         self._listeners: tuple[ChangeListener, ...] = ()
+        self._reader = threading.local()
 
     @abstractmethod
     def transaction(self, *, write: bool = True) -> AbstractContextManager[Transaction]:
@@ -61,5 +63,24 @@ class StoreCore(ABC):
         if self._listeners:
             deliver(self._listeners, work.changes())
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """See `Store.reading`: the block's queries share one read transaction."""
+        if self._open_read() is not None:
+            yield
+            return
+        with self.transaction(write=False) as tx:
+            self._reader.tx = tx
+            try:
+                yield
+            finally:
+                self._reader.tx = None
+
+    def _open_read(self) -> Transaction | None:
+        """The read transaction of this thread's `reading` block, if one is open."""
+        found: Transaction | None = getattr(self._reader, "tx", None)
+        return found
+
     def _read(self) -> AbstractContextManager[Transaction]:
-        return self.transaction(write=False)
+        shared = self._open_read()
+        return nullcontext(shared) if shared is not None else self.transaction(write=False)

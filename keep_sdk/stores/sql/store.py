@@ -86,6 +86,10 @@ class SqlStore(TransactionalStore):
 
     @contextmanager
     def _sql(self, *, write: bool = True) -> Iterator[SqlTransaction]:
+        shared = None if write else self._open_read()
+        if isinstance(shared, SqlTransaction):
+            yield shared
+            return
         try:
             with self.engine.connect() as conn:
                 conn.execution_options(**{WRITE: write})
