@@ -34,7 +34,7 @@ class UtcTimestamp(TypeDecorator[dt.datetime]):
     def process_result_value(self, value: str | None, dialect: Dialect) -> dt.datetime | None:
         if value is None:
             return None
-        return dt.datetime.strptime(value, _FORMAT).replace(tzinfo=dt.UTC)
+        return dt.datetime.fromisoformat(value)
 
 
 class JsonText(TypeDecorator[Any]):
