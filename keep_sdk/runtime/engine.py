@@ -75,6 +75,7 @@ from keep_sdk.sandbox import (
 )
 from keep_sdk.stores import (
     UNCHANGED,
+    HandlerRecord,
     HandlerSpec,
     Store,
     Unchanged,
@@ -87,6 +88,8 @@ if TYPE_CHECKING:
     from keep_sdk.runtime.loading import LoadedWorkflow, WorkflowLoader
 
 __all__ = ["Runtime"]
+
+_PHASE_ORDER = list(RunPhase)
 
 TRANSIENT_MARK = "host: transient failure "
 """Prefix of the run log line written for each transient failure, for people reading the log;
@@ -162,6 +165,8 @@ class Runtime:
         self.observer = Observer(store, self.observe)
         self._versions: dict[tuple[str, int], _Loaded] = {}
         self._logs: dict[str, list[str]] = {}
+        self._begun: dict[str, HandlerRecord] = {}
+        self._steps: dict[str, RunPhase] = {}
         self.mutations = MutationDesk(
             store=store,
             connectors=self.connectors,
@@ -234,15 +239,19 @@ class Runtime:
 
     def run_producer(self, workflow: str, producer: str) -> RunRecord:
         """Run `producer` once on the current version; return the run as it ended."""
-        loaded = self._load(workflow)
-        loaded.producer(producer)
-        return self._drive(self._begin(loaded, producer, HandlerKind.PRODUCER))
+        with self.store.reading():
+            loaded = self._load(workflow)
+            record = self.store.get_handler(workflow, loaded.producer(producer).name)
+        run = self._begin(loaded, record, HandlerKind.PRODUCER)
+        return self._drive(run, lambda r: self._producer(r, loaded))
 
     def run_consumer(self, workflow: str, consumer: str) -> RunRecord:
         """Run `consumer` once on the current version; return the run as it ended."""
-        loaded = self._load(workflow)
-        loaded.consumer(consumer)
-        return self._drive(self._begin(loaded, consumer, HandlerKind.CONSUMER))
+        with self.store.reading():
+            loaded = self._load(workflow)
+            record = self.store.get_handler(workflow, loaded.consumer(consumer).name)
+        run = self._begin(loaded, record, HandlerKind.CONSUMER)
+        return self._drive(run, lambda r: self._consumer(r, loaded))
 
     def resume(self, run_id: str) -> RunRecord:
         """Continue a paused run from its phase (after a backoff, a grant or a resolution).
@@ -393,11 +402,14 @@ class Runtime:
             internal = InternalError(f"host error in run {run.id}: {type(exc).__name__}: {exc}")
             internal.__cause__ = exc
             return self._fail(self.store.get_run(run.id), internal)
+        finally:
+            self._begun.pop(run.id, None)
+            self._steps.pop(run.id, None)
 
-    def _producer(self, run: RunRecord) -> RunRecord:
-        loaded = self._load(run.workflow, run.workflow_version)
+    def _producer(self, run: RunRecord, loaded: _Loaded | None = None) -> RunRecord:
+        loaded = loaded or self._load(run.workflow, run.workflow_version)
         producer = loaded.producer(run.handler)
-        handler = self.store.get_handler(run.workflow, run.handler)
+        handler = self._handler_at_begin(run)
         host = self._host(run, loaded, HandlerPhase.PRODUCER, producer.publishes)
         output = self._execute(run, loaded, host, state=handler.state, has_state=handler.has_state)
         commit = self.store.commit_producer_run(
@@ -409,8 +421,8 @@ class Runtime:
         )
         return commit.run
 
-    def _consumer(self, run: RunRecord) -> RunRecord:
-        loaded = self._load(run.workflow, run.workflow_version)
+    def _consumer(self, run: RunRecord, loaded: _Loaded | None = None) -> RunRecord:
+        loaded = loaded or self._load(run.workflow, run.workflow_version)
         consumer = loaded.consumer(run.handler)
         while True:
             match run.phase:
@@ -418,15 +430,12 @@ class Runtime:
                     run = self._prepare(run, loaded, consumer)
                 case RunPhase.PREPARED:
                     assert run.prepare_result is not None
-                    target = (
-                        RunPhase.MUTATING if run.prepare_result.reservations else RunPhase.EMITTING
-                    )
-                    run = self.store.advance_phase(run.id, target)
+                    if not run.prepare_result.reservations:
+                        return self._next(run, loaded, consumer)
+                    run = self._mutate(run, loaded, consumer)
                 case RunPhase.MUTATING:
                     run = self._mutate(run, loaded, consumer)
-                case RunPhase.MUTATED:
-                    run = self.store.advance_phase(run.id, RunPhase.EMITTING)
-                case RunPhase.EMITTING:
+                case RunPhase.MUTATED | RunPhase.EMITTING:
                     return self._next(run, loaded, consumer)
                 case RunPhase.COMMITTED:
                     return run
@@ -434,7 +443,7 @@ class Runtime:
                 return run
 
     def _prepare(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
-        handler = self.store.get_handler(run.workflow, run.handler)
+        handler = self._handler_at_begin(run)
         host = self._host(run, loaded, HandlerPhase.PREPARE, [])
         output = self._execute(run, loaded, host, state=handler.state, has_state=handler.has_state)
         result = check_prepare_result(
@@ -454,9 +463,11 @@ class Runtime:
         return saved
 
     def _mutate(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
-        entry = self.store.ledger_entry_for_run(run.id)
-        if entry is not None:
-            return self.mutations.settle(run, entry)
+        self._steps[run.id] = RunPhase.MUTATING
+        if run.phase is RunPhase.MUTATING:
+            entry = self.store.ledger_entry_for_run(run.id)
+            if entry is not None:
+                return self.mutations.settle(run, entry)
         assert run.prepare_result is not None
         prepared = run.prepare_result.model_dump(mode="json", by_alias=True)
         host = self._host(run, loaded, HandlerPhase.MUTATE, [])
@@ -466,6 +477,7 @@ class Runtime:
         return self.mutations.perform(run, mutation, list(loaded.record.grants))
 
     def _next(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
+        self._steps[run.id] = RunPhase.EMITTING
         assert run.prepare_result is not None
         prepared = run.prepare_result.model_dump(mode="json", by_alias=True)
         mutation_result = run.mutation_result or MutationNone()
@@ -618,15 +630,22 @@ class Runtime:
             )
         return failed
 
-    def _begin(self, loaded: _Loaded, handler: str, kind: HandlerKind) -> RunRecord:
-        record = self.store.get_handler(loaded.record.name, handler)
-        return self.store.begin_run(
+    def _begin(self, loaded: _Loaded, record: HandlerRecord, kind: HandlerKind) -> RunRecord:
+        run = self.store.begin_run(
             loaded.record.name,
-            handler,
+            record.name,
             kind,
             input_state=record.state if record.has_state else None,
             version=loaded.version.version,
         )
+        self._begun[run.id] = record
+        return run
+
+    def _handler_at_begin(self, run: RunRecord) -> HandlerRecord:
+        """The handler as `_begin` read it for this run (nothing else changes its state
+        while the run is active), or as stored now for a run begun elsewhere."""
+        record = self._begun.pop(run.id, None)
+        return record or self.store.get_handler(run.workflow, run.handler)
 
     def _pause(
         self,
@@ -639,7 +658,20 @@ class Runtime:
         release_reservations: bool = False,
         permission: str | None = None,
     ) -> RunRecord:
-        """Move an active run to `status`, saving the logs its phases captured."""
+        """Move an active run to `status`, saving the logs its phases captured.
+
+        A run stopped in a step it had not recorded reaching (`mutate` from
+        ``prepared``, `next` from ``prepared`` or ``mutated``: the successful path
+        writes those phases inside its checkpoints) is first moved to that step's
+        phase, so its phase still says where it stopped.
+        """
+        step = self._steps.pop(run.id, None)
+        if step is not None:
+            stored = self.store.get_run(run.id)
+            if stored.status is RunStatus.ACTIVE and _PHASE_ORDER.index(step) > _PHASE_ORDER.index(
+                stored.phase
+            ):
+                self.store.advance_phase(run.id, step)
         return self.store.set_run_status(
             run.id,
             status,

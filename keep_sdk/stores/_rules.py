@@ -306,7 +306,8 @@ def check_release(run: RunRecord, ledger: LedgerEntry | None) -> None:
 
 
 def check_intent(run: RunRecord, existing: LedgerEntry | None) -> None:
-    """A ledger entry is written once, by an active consumer run at mutating."""
+    """A ledger entry is written once, by an active consumer run at prepared (the entry
+    moves it to mutating) or mutating."""
     _require_active(run, "record a mutation")
     _require_kind(run, HandlerKind.CONSUMER, "record a mutation")
     if existing is not None:
@@ -314,9 +315,10 @@ def check_intent(run: RunRecord, existing: LedgerEntry | None) -> None:
             f"run {run.id} already recorded its one mutation ({existing.id}, "
             f"{existing.status.value}); a run may mutate at most once"
         )
-    if run.phase is not RunPhase.MUTATING:
+    if run.phase not in (RunPhase.PREPARED, RunPhase.MUTATING):
         raise PhaseConflict(
-            f"run {run.id} is at {run.phase.value}; a mutation is recorded only at mutating"
+            f"run {run.id} is at {run.phase.value}; a mutation is recorded only at prepared "
+            "or mutating"
         )
 
 

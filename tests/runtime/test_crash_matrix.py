@@ -25,7 +25,6 @@ CHILD = Path(__file__).with_name("crash_child.py")
 POINTS = [
     "after:begin_run",
     "after:save_prepare_result",
-    "after:advance_phase",
     "after:record_mutation_intent",
     "connector:crash_before_effect",
     "connector:crash_after_effect",

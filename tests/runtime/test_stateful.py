@@ -60,7 +60,7 @@ CRASH_POINTS = [
     "save_prepare_result",
     "record_mutation_intent",
     "record_mutation_applied",
-    "advance_phase",
+    "commit_consumer_run",
 ]
 FINISHED = (RunStatus.COMMITTED, RunStatus.CRASHED)
 

@@ -47,7 +47,6 @@ def test_observers_hear_every_run_and_ledger_change_in_order(env: Env) -> None:
         ("prepared", "active"),
         ("mutating", "active"),
         ("mutated", "active"),
-        ("emitting", "active"),
         ("committed", "committed"),
     ]
     ledger = [o.entry.status for o in env.observed if isinstance(o, LedgerChanged)]

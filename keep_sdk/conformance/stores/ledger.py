@@ -44,16 +44,28 @@ class LedgerTests(StoreTestBase):
             self.intent(store, run)
         assert store.list_ledger(workflow=wf) == [entry]
 
-    def test_an_intent_needs_an_active_run_at_mutating(self, store: Store) -> None:
+    def test_an_intent_needs_an_active_run_at_prepared_or_mutating(self, store: Store) -> None:
         wf = self.deploy(store)
-        run = self.prepared(store, wf, "a")
+        fresh = self.begin_consumer(store, wf)
         with pytest.raises(PhaseConflict):
-            self.intent(store, run)
-        store.advance_phase(run.id, RunPhase.MUTATING)
+            self.intent(store, fresh)
+        store.set_run_status(fresh.id, RunStatus.CRASHED, release_reservations=True)
+        run = self.mutating(store, wf, "a")
         store.set_run_status(run.id, RunStatus.PAUSED_APPROVAL)
         with pytest.raises(RunNotActive):
             self.intent(store, run)
+        assert store.ledger_entry_for_run(fresh.id) is None
         assert store.ledger_entry_for_run(run.id) is None
+
+    def test_an_intent_at_prepared_moves_the_run_to_mutating_with_it(self, store: Store) -> None:
+        wf = self.deploy(store)
+        run = self.prepared(store, wf, "a")
+        entry = self.intent(store, run)
+        after = store.get_run(run.id)
+        assert (after.phase, after.status) == (RunPhase.MUTATING, RunStatus.ACTIVE)
+        assert store.ledger_entry_for_run(run.id) == entry
+        with pytest.raises(MutationConflict):
+            self.intent(store, after)
 
     def test_applied_moves_the_run_to_mutated_with_the_result(self, store: Store) -> None:
         wf = self.deploy(store)

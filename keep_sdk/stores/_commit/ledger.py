@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from keep_sdk.model import LedgerEntry, LedgerStatus
+from keep_sdk.model import LedgerEntry, LedgerStatus, RunPhase
 from keep_sdk.stores import _rules as rules
 from keep_sdk.stores._commit.core import StoreCore
 from keep_sdk.stores._commit.work import require_entry, require_run
@@ -35,6 +35,9 @@ class LedgerPoints(StoreCore):
         with self._commit() as w:
             run = require_run(w.tx, run_id)
             rules.check_intent(run, w.tx.ledger_entry_for_run(run.id))
+            if run.phase is RunPhase.PREPARED:
+                mutating = {"phase": RunPhase.MUTATING, "updated_at": w.now}
+                w.update_run(run, run.model_copy(update=mutating))
             return w.insert_entry(
                 LedgerEntry(
                     id=rules.new_id("mut"),

@@ -1,0 +1,140 @@
+"""Durable round trips per run: counted on a real SQLite store, so a regression fails.
+
+A consumer run that peeks one event, makes one ledgered mutation and publishes
+one event in `next` takes exactly the five checkpoints docs/execution.md names
+(begin, prepare result, mutation intent, mutation applied, commit) and at most
+four read-only transactions, planning included. A producer run takes two
+writing transactions (begin, commit). The workflow's lease is held already,
+as in a worker's steady state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from keep_sdk.connectors import ConnectorSet
+from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
+from keep_sdk.model import HandlerKind, RunStatus
+from keep_sdk.plugins import KeepPlugins
+from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
+from keep_sdk.scheduler import Scheduler
+from keep_sdk.stores import Publication, SqlStore
+
+SCRIPT = """
+export default Keep.workflow({
+  name: "jobs",
+  topics: { "job.queued": {}, "job.recorded": {} },
+  consumers: {
+    record: Keep.consumer({
+      subscribe: ["job.queued"],
+      publishes: ["job.recorded"],
+      async prepare(ctx, state) {
+        const [job] = await ctx.peek("job.queued", { limit: 1 });
+        if (!job) return { reservations: [], data: {} };
+        return { reservations: [{ topic: "job.queued", ids: [job.messageId] }],
+                 data: { id: job.messageId }, ui: { title: `Record ${job.messageId}` } };
+      },
+      async mutate(ctx, prepared) {
+        await ctx.sheets.appendRow({ spreadsheetId: "jobs", values: [prepared.data.id] });
+      },
+      async next(ctx, prepared, result) {
+        await ctx.publish("job.recorded", { messageId: prepared.data.id, title: "Recorded",
+                                            payload: {} });
+        return { last: prepared.data.id };
+      },
+    }),
+  },
+  producers: {
+    tick: { schedule: { interval: "1h" }, handler: async (ctx, state) => ({ n: 1 }) },
+  },
+});
+"""
+
+
+@dataclass
+class Transactions:
+    """Transactions begun on the engine, by kind (SQLite: BEGIN IMMEDIATE writes)."""
+
+    writing: int = 0
+    reading: int = 0
+    statements: list[str] = field(default_factory=list)
+
+    def __call__(self, conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        self.statements.append(statement)
+        if statement == "BEGIN IMMEDIATE":
+            self.writing += 1
+        elif statement == "BEGIN":
+            self.reading += 1
+
+
+@pytest.fixture
+def installation(tmp_path: Path) -> Iterator[tuple[SqlStore, Scheduler]]:
+    store = SqlStore(f"sqlite:///{tmp_path / 'keep.db'}")
+    runtime = Runtime(
+        store,
+        ConnectorSet([Gmail(), Sheets(seed={"spreadsheets": {"jobs": {"rows": []}}}), Slack()]),
+        load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
+    )
+    runtime.deploy(SCRIPT)
+    store.grant_permission("jobs", "sheets.write", actor="test")
+    for i in range(6):
+        store.publish("jobs", Publication(topic="job.queued", message_id=f"j{i}", title="Job"))
+    scheduler = Scheduler(runtime)
+    assert scheduler.step() is not None
+    assert scheduler.step() is not None
+    yield store, scheduler
+    store.close()
+
+
+def counted_step(store: SqlStore, scheduler: Scheduler) -> tuple[Transactions, Any]:
+    counter = Transactions()
+    sa.event.listen(store.engine, "before_cursor_execute", counter)
+    try:
+        activity = scheduler.step()
+    finally:
+        sa.event.remove(store.engine, "before_cursor_execute", counter)
+    return counter, activity
+
+
+def test_a_consumer_run_with_one_mutation_takes_five_checkpoints_and_four_reads(
+    installation: tuple[SqlStore, Scheduler],
+) -> None:
+    store, scheduler = installation
+    for _ in range(3):
+        counter, activity = counted_step(store, scheduler)
+        assert activity.run is not None
+        assert activity.run.kind is HandlerKind.CONSUMER
+        assert activity.run.status is RunStatus.COMMITTED
+        assert store.ledger_entry_for_run(activity.run.id) is not None
+        assert counter.writing == 5, counter.statements
+        assert counter.reading <= 4, counter.statements
+
+
+def test_a_producer_run_takes_two_checkpoints(tmp_path: Path) -> None:
+    store = SqlStore(f"sqlite:///{tmp_path / 'keep.db'}")
+    try:
+        runtime = Runtime(
+            store,
+            ConnectorSet([Gmail(), Sheets(), Slack()]),
+            load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+            isolation=InProcessIsolation(),
+        )
+        runtime.deploy(SCRIPT)
+        scheduler = Scheduler(runtime)
+        assert scheduler.leases.claim("jobs") is not None
+        counter, activity = counted_step(store, scheduler)
+        assert activity.run is not None
+        assert activity.run.kind is HandlerKind.PRODUCER
+        assert activity.run.status is RunStatus.COMMITTED
+        assert counter.writing == 2, counter.statements
+        assert counter.reading <= 3, counter.statements
+    finally:
+        store.close()
