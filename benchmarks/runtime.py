@@ -14,10 +14,12 @@ it prints:
 2. committed consumer runs per second through ``Scheduler.run_until_idle`` and
    the ratio runs/s ÷ raw commits/s (a run takes 7 commit points plus the
    scheduler's reads, so about 1/8 to 1/15 is what the design allows);
-3. SQLite: how the rate holds up with work behind it: runs/s with 100,000
+3. SQLite: the same with the default pooled worker process (ProcessIsolation),
+   as a ratio to in-process (target: within 1.25x, a ratio >= 0.8);
+4. SQLite: how the rate holds up with work behind it: runs/s with 100,000
    committed runs (and their ledger entries) of history, and with 99 more idle
    workflows deployed, each as a ratio to the same store without them;
-4. PostgreSQL only: the same backlog spread over --workflows workflows, drained
+5. PostgreSQL only: the same backlog spread over --workflows workflows, drained
    by 1 and then by 2 ``keep worker`` processes (leases, heartbeats); the
    speed-up of 2 over 1 (at most 2 on 2 cores; the workers and the database
    share those cores).
@@ -42,7 +44,7 @@ from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
-from keep_sdk.sandbox import InProcessIsolation
+from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import Publication, SqlStore, open_store
 
@@ -113,8 +115,9 @@ def deploy(url: str, names: list[str], events: int, doubles: Path | None) -> Non
     store.close()
 
 
-def runs_per_second(url: str, events: int) -> float:
-    """Committed consumer runs per second through one in-process scheduler."""
+def runs_per_second(url: str, events: int, isolation: Isolation | None = None) -> float:
+    """Committed consumer runs per second through one scheduler (in-process isolation
+    unless `isolation` is given)."""
     deploy(url, ["bench"], events, None)
     store = open_store(url)
     sheets = Sheets(seed={"spreadsheets": {"jobs": {"rows": []}}})
@@ -122,7 +125,7 @@ def runs_per_second(url: str, events: int) -> float:
         store,
         ConnectorSet([Gmail(), sheets, Slack()]),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
-        isolation=InProcessIsolation(),
+        isolation=isolation or InProcessIsolation(),
     )
     scheduler = Scheduler(runtime)
     start = time.perf_counter()
@@ -240,10 +243,16 @@ def main() -> None:
         sqlite_raw = raw_commits(baseline_store, args.raw)
         baseline_store.close()
         sqlite_runs = runs_per_second(sqlite_url, args.events)
+        with ProcessIsolation(prestart=1) as pool:
+            pooled = runs_per_second(f"sqlite:///{tmp / 'pooled.db'}", args.events, pool)
         print(f"sqlite      raw commits/s {sqlite_raw:8.1f}")
         print(
             f"sqlite      consumer runs/s {sqlite_runs:6.1f}   "
             f"ratio {sqlite_runs / sqlite_raw:.3f} of raw commits"
+        )
+        print(
+            f"sqlite      consumer runs/s, pooled worker {pooled:6.1f}   "
+            f"ratio {pooled / sqlite_runs:.2f} of in-process (target >= 0.8)"
         )
         empty = runs_with_work_behind(tmp, args.events, history=0, idle=0)
         old = runs_with_work_behind(tmp, args.events, history=args.history, idle=0)

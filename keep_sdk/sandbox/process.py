@@ -26,6 +26,7 @@ from pydantic import JsonValue
 from keep_sdk.errors import InternalError
 from keep_sdk.model import SandboxLimits
 from keep_sdk.sandbox import codec
+from keep_sdk.sandbox.contexts import CONTEXT_FIELDS, ContextLog, RequestContexts
 from keep_sdk.sandbox.failures import outcome_for_host_error
 from keep_sdk.sandbox.frames import FrameError, FrameReader, FrameTimeout, write_frame
 from keep_sdk.sandbox.host import HostInterface
@@ -79,6 +80,7 @@ class _Worker:
         self.reader = FrameReader(self.process.stdout.fileno(), _FRAME_SLACK)
         self.decode_s = 0.0
         self.runs = 0
+        self.contexts: ContextLog[None] = ContextLog()
 
     def send(self, message: dict[str, Any] | bytes) -> None:
         data = message if isinstance(message, bytes) else json.dumps(message).encode()
@@ -158,6 +160,7 @@ class ProcessIsolation:
         self.address_space_bytes = address_space_bytes
         self._idle: list[_Worker] = []
         self._lock = threading.Lock()
+        self._contexts = RequestContexts()
         self._closed = False
         try:
             for _ in range(prestart):
@@ -252,7 +255,7 @@ class ProcessIsolation:
             )
 
         try:
-            worker.send({"type": "run", "request": request.model_dump(mode="json")})
+            self._send_request(worker, request)
             while True:
                 message = worker.receive(deadline, timed_out)
                 if message.get("type") == "done":
@@ -271,6 +274,19 @@ class ProcessIsolation:
             worker.kill()
             trace = Trace(calls=calls, wall_time_s=time.monotonic() - started)
             return PhaseResult(outcome=gone.outcome, trace=trace, isolation="process")
+
+    def _send_request(self, worker: _Worker, request: PhaseRequest) -> None:
+        """Send `request`; its context (source, manifest, policy) only if the worker
+        does not hold it already."""
+        with self._lock:
+            key, context = self._contexts.of(request)
+        if key in worker.contexts:
+            worker.contexts.use(key)
+        else:
+            worker.send({"type": "context", "key": key, "context": context})
+            worker.contexts.put(key, None)
+        rest = request.model_dump(mode="json", exclude=set(CONTEXT_FIELDS))
+        worker.send({"type": "run", "context": key, "request": rest})
 
     @staticmethod
     def _relay(

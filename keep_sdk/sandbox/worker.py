@@ -4,7 +4,10 @@ Reads one JSON message per frame (`keep_sdk.sandbox.frames`: a 4-byte length, th
 the bytes) on stdin and writes one per frame on the original stdout (the script's
 own output cannot reach it: there is none, and Python's ``sys.stdout`` is
 redirected to stderr). Protocol, parent → worker:
-``{"type": "run", "request": PhaseRequest}`` and, for each relayed host call,
+``{"type": "context", "key", "context"}`` (the source, manifest, policy and file
+name of later requests: `keep_sdk.sandbox.contexts`),
+``{"type": "run", "context": key, "request": the rest of a PhaseRequest}`` and, for
+each relayed host call,
 ``{"type": "result", "ok": true, "value": ...}`` or ``{"ok": false, "outcome": ...}``.
 Worker → parent: ``{"type": "ready"}`` once, ``{"type": "call", "name", "arguments"}``
 for each host call, and ``{"type": "done", "result": PhaseResult}`` per run.
@@ -20,6 +23,9 @@ from typing import IO, Any
 
 from pydantic import JsonValue, TypeAdapter
 
+from keep_sdk.contract.manifest import Manifest
+from keep_sdk.model import HostPolicy
+from keep_sdk.sandbox.contexts import ContextLog
 from keep_sdk.sandbox.engine import run_phase
 from keep_sdk.sandbox.failures import RelayedOutcome
 from keep_sdk.sandbox.frames import read_frame, write_frame
@@ -61,14 +67,29 @@ def _send(writer: IO[bytes], message: dict[str, Any]) -> None:
 def serve(reader: IO[bytes], writer: IO[bytes]) -> None:
     """Answer run requests until stdin closes."""
     host = RelayHost(reader, writer)
+    contexts: ContextLog[dict[str, Any]] = ContextLog()
     _send(writer, {"type": "ready"})
     while (frame := read_frame(reader)) is not None:
         message = json.loads(frame)
+        if message.get("type") == "context":
+            contexts.put(message["key"], _validated(message["context"]))
+            continue
         if message.get("type") != "run":
             continue
-        request = PhaseRequest.model_validate(message["request"])
+        request = PhaseRequest.model_validate(
+            {**message["request"], **contexts.use(message["context"])}
+        )
         result = run_phase(request, host).model_copy(update={"isolation": "process"})
         _send(writer, {"type": "done", "result": result.model_dump(mode="json")})
+
+
+def _validated(context: dict[str, Any]) -> dict[str, Any]:
+    """The context with its models built once, reused as they are by every request."""
+    return {
+        **context,
+        "manifest": Manifest.model_validate(context["manifest"]),
+        "policy": HostPolicy.model_validate(context["policy"]),
+    }
 
 
 def main(argv: list[str]) -> None:
