@@ -14,6 +14,8 @@ construct in question rather than a string, a comment or an ordinary property.
 
 from __future__ import annotations
 
+import re
+
 import tree_sitter
 
 from keep_sdk.contract.globals import SANDBOX_GLOBALS
@@ -51,7 +53,14 @@ _DEFINERS = frozenset({"defineProperty", "defineProperties", "create"})
 _LEGACY_DEFINERS = frozenset({"__defineGetter__", "__defineSetter__"})
 _DISPOSABLES = frozenset({"Proxy", "DisposableStack", "AsyncDisposableStack"})
 _DATA_DESCRIPTOR_KEYS = frozenset({"value", "writable", "enumerable", "configurable"})
-_PATCHABLE = SANDBOX_GLOBALS - {"globalThis", "console", "Keep"}
+_PATCHABLE = SANDBOX_GLOBALS - {"globalThis"}
+_COPIERS = frozenset(
+    {"Object.assign", "Object.setPrototypeOf", "Reflect.set", "Reflect.setPrototypeOf"}
+)
+_MEMBER_ASSIGNMENT = re.compile(
+    rb"(?:\.\s*[\w$]+|\])\s*(?:[-+*/%&|^]|\*\*|<<|>>>?|&&|\|\||\?\?)?(=)(?![=>])"
+)
+"""An assignment operator after a member (``a.b =``, ``a[b] +=``): a built-in may be replaced."""
 _PLAIN_VALUES = frozenset(
     {"string", "number", "true", "false", "null", "undefined", "template_string", "array"}
 )
@@ -61,6 +70,7 @@ _WORDS = frozenset(
     | _DEFINERS
     | _LEGACY_DEFINERS
     | _DISPOSABLES
+    | {"prototype"}
 )
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 
@@ -70,26 +80,36 @@ def scan_implicit_code(analysis: Analysis) -> None:
     source = analysis.source
     words = set(source.word_list)
     candidates = [word for word in _ENCODED if word in words]
-    patched = [word for word in _ENCODED_GLOBALS if word in words]
-    if not candidates and not patched:
-        return
     data = source.data
     root = source.root
-    seen: set[int] = set()
-    for start, end, word in _occurrences(data, candidates + patched):
+    found: list[tuple[Node, ImplicitReason, str]] = []
+    for start, end, word in _occurrences(data, candidates):
         node = root.descendant_for_byte_range(start, end)
         if node is None or node.start_byte != start or node.end_byte != end:
             continue
-        found = _classify(analysis, node, word)
-        if found is None or found[0].id in seen:
+        hit = _classify(analysis, node, word)
+        if hit is not None:
+            found.append(hit)
+    for match in _MEMBER_ASSIGNMENT.finditer(data):
+        at = match.start(1)
+        node = root.descendant_for_byte_range(at, at + 1)
+        hit = _patched(analysis, node) if node is not None else None
+        if hit is not None:
+            found.append(hit)
+    seen: set[int] = set()
+    for place, reason, what in sorted(found, key=_order):
+        if place.id in seen:
             continue
-        seen.add(found[0].id)
-        at, reason, what = found
-        analysis.implicit_code.append(ImplicitCode(at, reason, what, analysis.handler_at(at)))
+        seen.add(place.id)
+        analysis.implicit_code.append(ImplicitCode(place, reason, what, analysis.handler_at(place)))
+
+
+def _order(hit: tuple[Node, ImplicitReason, str]) -> tuple[int, bool]:
+    """Source order; of two findings on one node, the replaced built-in is the one reported."""
+    return hit[0].start_byte, hit[1] != "patched"
 
 
 _ENCODED = tuple(sorted(word.encode() for word in _WORDS))
-_ENCODED_GLOBALS = tuple(sorted(word.encode() for word in _PATCHABLE if word not in _WORDS))
 
 
 def _occurrences(data: bytes, candidates: list[bytes]) -> list[tuple[int, int, str]]:
@@ -155,8 +175,8 @@ def _classify(analysis: Analysis, node: Node, word: str) -> tuple[Node, Implicit
         if declared_in_script(analysis, word):
             return None
         return node, "proxy" if word == "Proxy" else "using", word
-    if kind == "identifier" and word in _PATCHABLE:
-        return _patched(analysis, node, word)
+    if word == "prototype":
+        return _prototype_argument(analysis, node)
     return None
 
 
@@ -327,60 +347,41 @@ def _data_descriptor(node: Node) -> bool:
     return True
 
 
-def _patched(analysis: Analysis, node: Node, word: str) -> tuple[Node, ImplicitReason, str] | None:
-    """``Array.prototype.map = ...`` or ``JSON.stringify = ...`` on a sandbox built-in."""
-    member = node.parent
-    if member is None or member.type not in ("member_expression", "subscript_expression"):
-        return None
-    if not _is_child(member, Field.OBJECT, node):
-        return None
-    root_name = word
-    top = member
-    parent = top.parent
-    if (
-        parent is not None
-        and parent.type in ("member_expression", "subscript_expression")
-        and _is_child(parent, Field.OBJECT, top)
-        and _property_name(analysis, top) == "prototype"
+def _patched(analysis: Analysis, operator: Node) -> tuple[Node, ImplicitReason, str] | None:
+    """``Array.prototype.map = ...`` or ``JSON.stringify = ...``: an assignment into a built-in."""
+    assignment = operator.parent
+    if assignment is None or assignment.type not in (
+        "assignment_expression",
+        "augmented_assignment_expression",
     ):
-        top = parent
-    elif _property_name(analysis, top) == "prototype" and _argument_of_assign(top):
-        if declared_in_script(analysis, root_name):
-            return None
-        return (
-            top.parent.parent if top.parent and top.parent.parent else top,
-            "patched",
-            analysis.text(top),
-        )
-    if not _assigned(top):
         return None
-    if declared_in_script(analysis, root_name):
+    target = assignment.child_by_field_id(Field.LEFT)
+    base = target
+    while base is not None and base.type in ("member_expression", "subscript_expression"):
+        base = base.child_by_field_id(Field.OBJECT)
+    if target is None or base is None or target.id == base.id or base.type != "identifier":
         return None
-    return top, "patched", analysis.text(top)
-
-
-def _property_name(analysis: Analysis, member: Node) -> str | None:
-    prop = member.child_by_field_id(
-        Field.PROPERTY if member.type == "member_expression" else Field.INDEX
-    )
-    if prop is None:
+    name = analysis.text(base)
+    if name not in _PATCHABLE or declared_in_script(analysis, name):
         return None
-    text = analysis.text(prop)
-    return text.strip("'\"") if prop.type in ("property_identifier", "string") else None
+    return target, "patched", analysis.text(target)
 
 
-def _argument_of_assign(member: Node) -> bool:
-    """``Object.assign(Array.prototype, ...)`` and the like: a prototype handed to a copier."""
+def _prototype_argument(analysis: Analysis, node: Node) -> tuple[Node, ImplicitReason, str] | None:
+    """``Object.assign(Array.prototype, ...)``: a built-in's prototype handed to a copier."""
+    member = node.parent
+    if node.type != "property_identifier" or member is None or member.type != "member_expression":
+        return None
+    base = member.child_by_field_id(Field.OBJECT)
     arguments = member.parent
-    if arguments is None or arguments.type != "arguments":
-        return False
-    call = arguments.parent
-    if call is None or call.type != "call_expression":
-        return False
-    callee = call.child_by_field_id(Field.FUNCTION)
-    return (
-        callee is not None
-        and callee.type == "member_expression"
-        and (callee.text or b"").decode("utf-8", "replace")
-        in ("Object.assign", "Object.setPrototypeOf", "Reflect.set")
-    )
+    if base is None or base.type != "identifier" or arguments is None:
+        return None
+    if arguments.type != "arguments" or arguments.parent is None:
+        return None
+    callee = arguments.parent.child_by_field_id(Field.FUNCTION)
+    if callee is None or analysis.text(callee) not in _COPIERS:
+        return None
+    name = analysis.text(base)
+    if name not in _PATCHABLE or declared_in_script(analysis, name):
+        return None
+    return arguments.parent, "patched", analysis.text(member)

@@ -164,6 +164,9 @@ INVALID = [
         "patched-object-prototype-toJSON",
         workflow(before="Object.prototype.toJSON = () => ({}); // here"),
     ),
+    Case("patched-console", workflow(before="console.log = function () {}; // here")),
+    Case("patched-keep", workflow(before="Keep.consumer = (c) => c; // here")),
+    Case("patched-by-subscript", workflow(before="Math['random'] = () => 0.5; // here")),
     Case(
         "assign-into-prototype",
         workflow(before="Object.assign(Array.prototype, { x: 1 }); // here"),
@@ -171,6 +174,20 @@ INVALID = [
 ]
 
 VALID = [
+    Case(
+        "own-object-member-assigned", workflow(before="const JSONish = {};\nJSONish.stringify = 1;")
+    ),
+    Case(
+        "comparison-is-not-assignment",
+        workflow(next_="if (Math.PI === 3 || JSON.x == 1) console.log(1);"),
+    ),
+    Case(
+        "own-object-member-assigned", workflow(before="const JSONish = {};\nJSONish.stringify = 1;")
+    ),
+    Case(
+        "comparison-is-not-assignment",
+        workflow(next_="if (Math.PI === 3 || JSON.x == 1) console.log(1);"),
+    ),
     Case(
         "plain-data-argument",
         workflow(
