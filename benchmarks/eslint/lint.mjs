@@ -42,7 +42,7 @@ for await (const line of lines) {
     process.stdout.write(JSON.stringify({ ready: scripts.length, rules: Object.keys(RULES).length }) + "\n");
     continue;
   }
-  if (line === "quit") break;
+  if (line === "quit") process.exit(0);
   const seconds = scripts.map((source) => {
     const started = process.hrtime.bigint();
     linter.verify(source, CONFIG);
