@@ -278,12 +278,17 @@ class AnalysisLimit:
 
 @dataclass(frozen=True, slots=True)
 class SyntaxProblem:
-    """A syntax error: byte range and message."""
+    """A syntax error: byte range and message.
+
+    `source` says who found it: the tree-sitter ``parser``, the QuickJS
+    ``engine``, or ``fence``: a line of Markdown code fence (```` ```js ````)
+    pasted with the script, reported instead of the errors it causes.
+    """
 
     start_byte: int
     end_byte: int
     message: str
-    source: Literal["parser", "engine"] = "parser"
+    source: Literal["parser", "engine", "fence"] = "parser"
 
 
 @dataclass(eq=False)
