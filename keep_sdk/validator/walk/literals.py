@@ -3,21 +3,24 @@
 Contract: `is_plain_text` is True only when evaluating the expression could
 record no fact, yield no tracked value and change no flow state (decided
 conservatively from its source text); literals and ``if`` conditions for which
-it holds are not walked. Capabilities stored in a literal are recorded as
-escaping; in `prepare`, an object with ``topic`` and ``ids`` keys is recorded as
-a reservation `TopicUse`.
+it holds are not walked, but the names they read are still looked up, so an
+undeclared one is reported (`undefined-name` or an unavailable global).
+Capabilities stored in a literal are recorded as escaping; in `prepare`, an
+object with ``topic`` and ``ids`` keys is recorded as a reservation `TopicUse`.
 """
 
 from __future__ import annotations
 
 import tree_sitter
 
+from keep_sdk.contract.globals import SANDBOX_GLOBALS
 from keep_sdk.model import HandlerPhase
 from keep_sdk.validator.facts import TopicUse
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import FunctionValue, Scope, StringValue, Value, is_capability
-from keep_sdk.validator.source import words
+from keep_sdk.validator.source import JAVASCRIPT, words
 from keep_sdk.validator.walk.dispatch import EXPRESSIONS
+from keep_sdk.validator.walk.expressions import NEVER_FREE
 from keep_sdk.validator.walk.flow import Flow
 from keep_sdk.validator.walk.state import WalkState
 
@@ -33,6 +36,8 @@ _NOT_PLAIN = (b"(", b"++", b"--", b"\\")
 _EFFECT_WORDS = frozenset(
     {b"new", b"delete", b"import", b"yield", b"function", b"class", b"topic", b"ids"}
 )
+_READS = tree_sitter.Query(JAVASCRIPT, "[(identifier) (shorthand_property_identifier)] @name")
+"""The names an expression reads (keys, members and string contents are other node types)."""
 _PARAMETER_NAMES = frozenset({b"ctx", b"state", b"prepared", b"mutationResult"})
 """Handler parameter names: unbound in an expression, they are another phase's parameter."""
 
@@ -60,8 +65,39 @@ class Literals(WalkState):
     """Literal handlers and the plain-text check."""
 
     def is_plain_data(self, node: Node, scope: Scope) -> bool:
-        """True when evaluating the literal `node` can find nothing and yields no value."""
-        return self.is_plain_text(node.start_byte, node.end_byte, scope)
+        """True when evaluating the literal `node` can find nothing and yields no value.
+
+        The names such a literal reads are still checked (`undeclared_reads`).
+        """
+        if not self.is_plain_text(node.start_byte, node.end_byte, scope):
+            return False
+        if self.recording:
+            self.undeclared_reads(node, scope)
+        return True
+
+    def undeclared_reads(self, node: Node, scope: Scope) -> None:
+        """Record each name read in `node` that neither a scope nor the sandbox declares."""
+        for word in set(words(self.data[node.start_byte : node.end_byte])):
+            name = word.decode()
+            if (
+                name not in SANDBOX_GLOBALS
+                and name not in NEVER_FREE
+                and scope.lookup(name) is None
+            ):
+                break
+        else:
+            return
+        reads = tree_sitter.QueryCursor(_READS).captures(node).get("name", [])
+        for read in sorted(reads, key=lambda found: found.start_byte):
+            if _typeof_operand(read):
+                continue
+            name = self.text(read)
+            if (
+                name not in SANDBOX_GLOBALS
+                and name not in NEVER_FREE
+                and scope.lookup(name) is None
+            ):
+                self.free_name(read, name)
 
     def is_plain_text(self, start: int, end: int, scope: Scope) -> bool:
         """True when evaluating the expression at `start:end` finds nothing and changes nothing.
@@ -176,6 +212,15 @@ class Literals(WalkState):
             if is_capability(value) and self.recording:
                 self.dynamic(child, "escapes", self.describe(value))
         return None, state
+
+
+def _typeof_operand(node: Node) -> bool:
+    """True for the operand of ``typeof`` (which never throws for an undeclared name)."""
+    parent = node.parent
+    if parent is None or parent.type != "unary_expression":
+        return False
+    operator = parent.child_by_field_id(Field.OPERATOR)
+    return operator is not None and operator.type == "typeof"
 
 
 EXPRESSIONS.update({"object": Literals.object_literal, "array": Literals.array_literal})
