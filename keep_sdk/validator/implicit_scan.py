@@ -57,10 +57,11 @@ _PATCHABLE = SANDBOX_GLOBALS - {"globalThis"}
 _COPIERS = frozenset(
     {"Object.assign", "Object.setPrototypeOf", "Reflect.set", "Reflect.setPrototypeOf"}
 )
-_MEMBER_ASSIGNMENT = re.compile(
-    rb"(?:\.\s*[\w$]+|\])\s*(?:[-+*/%&|^]|\*\*|<<|>>>?|&&|\|\||\?\?)?(=)(?![=>])"
+_AFTER_GLOBAL = re.compile(
+    rb"(?:\s*\.\s*[\w$]+|\s*\[[^\]]*\])+\s*(?:[-+*/%&|^]|\*\*|<<|>>>?|&&|\|\||\?\?)?(=)(?![=>])"
 )
-"""An assignment operator after a member (``a.b =``, ``a[b] +=``): a built-in may be replaced."""
+"""After a built-in's name: a member chain and an assignment operator (``.map =``, ``[k] +=``)."""
+_PATCHABLE_WORDS = frozenset(name.encode() for name in _PATCHABLE)
 _PLAIN_VALUES = frozenset(
     {"string", "number", "true", "false", "null", "undefined", "template_string", "array"}
 )
@@ -80,6 +81,7 @@ def scan_implicit_code(analysis: Analysis) -> None:
     source = analysis.source
     words = set(source.word_list)
     candidates = [word for word in _ENCODED if word in words]
+    globals_named = list(_PATCHABLE_WORDS.intersection(words))
     data = source.data
     root = source.root
     found: list[tuple[Node, ImplicitReason, str]] = []
@@ -90,7 +92,10 @@ def scan_implicit_code(analysis: Analysis) -> None:
         hit = _classify(analysis, node, word)
         if hit is not None:
             found.append(hit)
-    for match in _MEMBER_ASSIGNMENT.finditer(data):
+    for _, end, _ in _occurrences(data, globals_named):
+        match = _AFTER_GLOBAL.match(data, end)
+        if match is None:
+            continue
         at = match.start(1)
         node = root.descendant_for_byte_range(at, at + 1)
         hit = _patched(analysis, node) if node is not None else None
