@@ -11,6 +11,8 @@ object with ``topic`` and ``ids`` keys is recorded as a reservation `TopicUse`.
 
 from __future__ import annotations
 
+import re
+
 import tree_sitter
 
 from keep_sdk.contract.globals import SANDBOX_GLOBALS
@@ -86,7 +88,12 @@ class Literals(WalkState):
         searched.
         """
         text = self.data[node.start_byte : node.end_byte]
-        if not any(_may_read(text, word) for word in unbound):
+        if (b'"' in text or b"'" in text) and b"`" not in text:
+            text = _STRINGS.sub(_blank, text)
+        for word in unbound:
+            if _may_read(text, word):
+                break
+        else:
             return
         for read in _reads(node):
             if _typeof_operand(read):
@@ -220,6 +227,14 @@ class Literals(WalkState):
             if is_capability(value) and self.recording:
                 self.dynamic(child, "escapes", self.describe(value))
         return None, state
+
+
+_STRINGS = re.compile(rb"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+"""Quoted string literals (their words are never names read)."""
+
+
+def _blank(match: re.Match[bytes]) -> bytes:
+    return b" " * (match.end() - match.start())
 
 
 _KEYWORDS = frozenset(
