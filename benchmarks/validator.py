@@ -147,6 +147,7 @@ def stages(rounds: int) -> dict[str, float]:
     from keep_sdk.validator.extract import extract_workflow
     from keep_sdk.validator.facts import Analysis
     from keep_sdk.validator.globals_scan import scan_globals
+    from keep_sdk.validator.implicit_scan import scan_implicit_code
     from keep_sdk.validator.scope import module_scope
     from keep_sdk.validator.source import SourceText
     from keep_sdk.validator.syntax import engine_errors
@@ -172,9 +173,18 @@ def stages(rounds: int) -> dict[str, float]:
             analysis.handlers = extraction.handlers
             scan_globals(analysis)
             marks.append(clock())
+            scan_implicit_code(analysis)
+            marks.append(clock())
             walk_handlers(analysis, module)
             marks.append(clock())
-            names = ["parse", "engine compile", "shape extraction", "globals scan", "walk"]
+            names = [
+                "parse",
+                "engine compile",
+                "shape extraction",
+                "globals scan",
+                "implicit scan",
+                "walk",
+            ]
             for name, start, end in zip(names, marks, marks[1:], strict=False):
                 per_stage.setdefault(name, []).append(end - start)
         for name, values in per_stage.items():
