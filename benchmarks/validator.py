@@ -8,6 +8,14 @@ baseline) and ``keep_sdk.validator.validate`` of the script (parse, QuickJS
 early-error compile, shape extraction, analysis, every rule, the report). It
 prints the median of each per script, the median ratio over the corpus and
 the ratio of the summed medians. Target: the median ratio is at most 3.
+
+In the same rounds it times ``keep_sdk.validate(source)`` with default
+arguments (the installed plugins' registries, looked up per call) and, when
+Node.js is installed and ``npm install`` has run in ``benchmarks/eslint``,
+ESLint 9 with 12 core rules linting the same scripts warm in one long-lived
+process (``benchmarks/eslint/lint.mjs``), alternating with the validator round
+by round. Target: the validator is at least 3 times faster than ESLint
+(median over the scripts of ESLint's time divided by the validator's).
 It then prints where the time goes per stage, and the floors every design
 pays (`floors`): the QuickJS compile and one Python visit of every named node.
 """
@@ -16,7 +24,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
+import shutil
 import statistics
+import subprocess
 import time
 from pathlib import Path
 
@@ -29,38 +40,106 @@ from keep_sdk.validator import validate
 from keep_sdk.validator.source import JAVASCRIPT
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "workflows"
+ESLINT = Path(__file__).parent / "eslint"
 TARGET = 3.0
+ESLINT_TARGET = 3.0
+ESLINT_WARMUP_ROUNDS = 60
 
 
-def measure(rounds: int) -> list[tuple[str, float, float]]:
+class Eslint:
+    """ESLint 9 in a long-lived Node.js process, linting the corpus one round per request."""
+
+    def __init__(self, sources: list[str]) -> None:
+        self.process = subprocess.Popen(
+            ["node", str(ESLINT / "lint.mjs")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ESLINT,
+        )
+        self._send(json.dumps(sources))
+        ready = json.loads(self._receive())
+        self.rules = int(ready["rules"])
+        for _ in range(ESLINT_WARMUP_ROUNDS):
+            self.round()
+
+    @staticmethod
+    def available() -> bool:
+        """True when node is on PATH and ESLint is installed in benchmarks/eslint."""
+        return shutil.which("node") is not None and (ESLINT / "node_modules" / "eslint").is_dir()
+
+    def _send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def _receive(self) -> str:
+        assert self.process.stdout is not None
+        return self.process.stdout.readline()
+
+    def round(self) -> list[float]:
+        """Seconds ESLint took on each script, in corpus order."""
+        self._send("round")
+        return [float(seconds) for seconds in json.loads(self._receive())]
+
+    def close(self) -> None:
+        self._send("quit")
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+class Timing:
+    """Per-script medians (seconds) of the parse, `validate` with prebuilt registries,
+    ``keep_sdk.validate`` with default arguments, and ESLint (None when not installed)."""
+
+    def __init__(self, name: str, samples: tuple[list[float], ...]) -> None:
+        parses, checks, defaults, eslints = samples
+        self.name = name
+        self.parse = statistics.median(parses)
+        self.check = statistics.median(checks)
+        self.default = statistics.median(defaults)
+        self.eslint = statistics.median(eslints) if eslints else None
+        self.fastest = (min(parses), min(checks), min(eslints) if eslints else None)
+        """Per-script minimums (parse, validate, ESLint): robust when the machine is loaded."""
+
+
+def measure(rounds: int, *, with_eslint: bool) -> list[Timing]:
+    import keep_sdk
+
     parser = tree_sitter.Parser(JAVASCRIPT)
     connectors = builtin_manifest()
     policy = HostPolicy()
     rules = KeepPlugins(load_entry_points=False).rules()
     scripts = [(p, p.read_text()) for p in sorted(CORPUS.glob("*/*.js"))]
-    timings: dict[Path, tuple[list[float], list[float]]] = {p: ([], []) for p, _ in scripts}
+    timings: dict[Path, tuple[list[float], ...]] = {p: ([], [], [], []) for p, _ in scripts}
     for _, source in scripts:
         validate(source, connectors=connectors, policy=policy, rules=rules)
+        keep_sdk.validate(source)
+    eslint = Eslint([source for _, source in scripts]) if with_eslint else None
     gc.collect()
     clock = time.perf_counter
-    for _ in range(rounds):
-        for path, source in scripts:
-            data = source.encode()
-            parses, validations = timings[path]
-            started = clock()
-            parser.parse(data)
-            parses.append(clock() - started)
-            started = clock()
-            validate(source, connectors=connectors, policy=policy, rules=rules)
-            validations.append(clock() - started)
-    return [
-        (
-            f"{path.parent.name}/{path.name}",
-            statistics.median(timings[path][0]),
-            statistics.median(timings[path][1]),
-        )
-        for path, _ in scripts
-    ]
+    try:
+        for _ in range(rounds):
+            for path, source in scripts:
+                data = source.encode()
+                parses, validations, defaults, _ = timings[path]
+                started = clock()
+                parser.parse(data)
+                parses.append(clock() - started)
+                started = clock()
+                validate(source, connectors=connectors, policy=policy, rules=rules)
+                validations.append(clock() - started)
+                started = clock()
+                keep_sdk.validate(source)
+                defaults.append(clock() - started)
+            if eslint is not None:
+                for (path, _), seconds in zip(scripts, eslint.round(), strict=True):
+                    timings[path][3].append(seconds)
+    finally:
+        if eslint is not None:
+            eslint.close()
+    return [Timing(f"{path.parent.name}/{path.name}", timings[path]) for path, _ in scripts]
 
 
 def stages(rounds: int) -> dict[str, float]:
@@ -68,6 +147,7 @@ def stages(rounds: int) -> dict[str, float]:
     from keep_sdk.validator.extract import extract_workflow
     from keep_sdk.validator.facts import Analysis
     from keep_sdk.validator.globals_scan import scan_globals
+    from keep_sdk.validator.implicit_scan import scan_implicit_code
     from keep_sdk.validator.scope import module_scope
     from keep_sdk.validator.source import SourceText
     from keep_sdk.validator.syntax import engine_errors
@@ -93,9 +173,18 @@ def stages(rounds: int) -> dict[str, float]:
             analysis.handlers = extraction.handlers
             scan_globals(analysis)
             marks.append(clock())
+            scan_implicit_code(analysis)
+            marks.append(clock())
             walk_handlers(analysis, module)
             marks.append(clock())
-            names = ["parse", "engine compile", "shape extraction", "globals scan", "walk"]
+            names = [
+                "parse",
+                "engine compile",
+                "shape extraction",
+                "globals scan",
+                "implicit scan",
+                "walk",
+            ]
             for name, start, end in zip(names, marks, marks[1:], strict=False):
                 per_stage.setdefault(name, []).append(end - start)
         for name, values in per_stage.items():
@@ -149,20 +238,53 @@ def floors(rounds: int) -> dict[str, float]:
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--rounds", type=int, default=60)
-    rounds = options.parse_args().rounds
-    results = measure(rounds)
-    print(f"{'script':48} {'bytes':>7} {'parse µs':>9} {'validate µs':>12} {'ratio':>6}")
-    for name, parse, check in results:
-        size = (CORPUS / name).stat().st_size
-        print(f"{name:48} {size:7d} {parse * 1e6:9.0f} {check * 1e6:12.0f} {check / parse:6.2f}")
-    ratios = [check / parse for _, parse, check in results]
-    median_validate = statistics.median(check for _, _, check in results)
-    overall = sum(c for _, _, c in results) / sum(p for _, p, _ in results)
+    options.add_argument("--no-eslint", action="store_true", help="skip the ESLint comparison")
+    arguments = options.parse_args()
+    rounds = arguments.rounds
+    with_eslint = not arguments.no_eslint and Eslint.available()
+    results = measure(rounds, with_eslint=with_eslint)
+    print(
+        f"{'script':44} {'bytes':>6} {'parse µs':>9} {'validate µs':>12} {'ratio':>6}"
+        f" {'default µs':>11} {'eslint µs':>10} {'x faster':>9}"
+    )
+    for t in results:
+        size = (CORPUS / t.name).stat().st_size
+        eslint = f"{t.eslint * 1e6:10.0f} {t.eslint / t.check:9.2f}" if t.eslint else ""
+        print(
+            f"{t.name:44} {size:6d} {t.parse * 1e6:9.0f} {t.check * 1e6:12.0f}"
+            f" {t.check / t.parse:6.2f} {t.default * 1e6:11.0f} {eslint}"
+        )
+    ratios = [t.check / t.parse for t in results]
+    median_validate = statistics.median(t.check for t in results)
+    overall = sum(t.check for t in results) / sum(t.parse for t in results)
     median_ratio = statistics.median(ratios)
+    default_ratio = statistics.median(t.default / t.check for t in results)
     print(f"\nscripts: {len(results)}, rounds: {rounds}")
     print(f"median validate time per script: {median_validate * 1e6:.0f} µs")
     print(f"median ratio validate/parse: {median_ratio:.2f} (target <= {TARGET:.1f})")
     print(f"ratio of summed medians: {overall:.2f}; worst script: {max(ratios):.2f}")
+    print(f"median ratio keep_sdk.validate(source) / prebuilt registries: {default_ratio:.2f}")
+    if with_eslint:
+        speedups = [t.eslint / t.check for t in results if t.eslint is not None]
+        summed = sum(t.eslint for t in results if t.eslint is not None) / sum(
+            t.check for t in results
+        )
+        print(
+            f"median ESLint 9 (12 rules, warm) / validate: {statistics.median(speedups):.2f}"
+            f" (target >= {ESLINT_TARGET:.1f}); ratio of summed medians: {summed:.2f}"
+        )
+    fastest_parse = statistics.median(t.fastest[1] / t.fastest[0] for t in results)
+    print(
+        f"with per-script minimums instead of medians: validate/parse {fastest_parse:.2f}", end=""
+    )
+    if with_eslint:
+        fastest_eslint = statistics.median(
+            t.fastest[2] / t.fastest[1] for t in results if t.fastest[2] is not None
+        )
+        print(f", ESLint/validate {fastest_eslint:.2f}", end="")
+    print()
+    if not with_eslint:
+        print("ESLint comparison skipped: run `npm install` in benchmarks/eslint (needs node)")
     print("\nmedian µs per stage over the valid scripts:")
     for name, micros in stages(max(rounds // 2, 5)).items():
         print(f"  {name:18} {micros:7.0f}")

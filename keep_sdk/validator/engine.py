@@ -10,6 +10,7 @@ from keep_sdk.validator.diagnostics import Diagnostic, Report
 from keep_sdk.validator.extract import extract_workflow
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.globals_scan import scan_globals
+from keep_sdk.validator.implicit_scan import scan_implicit_code
 from keep_sdk.validator.rule import Finding, Rule
 from keep_sdk.validator.rules import BUILTIN_RULES, BUILTIN_VOCABULARY
 from keep_sdk.validator.scope import module_scope
@@ -67,6 +68,7 @@ def _analyze(
     analysis.topics = extraction.topics
     analysis.declared_topics = extraction.declared_topics
     scan_globals(analysis)
+    scan_implicit_code(analysis)
     walk_handlers(analysis, module, vocabulary)
     return analysis
 

@@ -29,6 +29,8 @@ __all__ = [
     "GlobalUseKind",
     "Handler",
     "HandlerReturn",
+    "ImplicitCode",
+    "ImplicitReason",
     "LimitKind",
     "ShapeProblem",
     "SharedStateAccess",
@@ -119,6 +121,30 @@ class DynamicCapability:
     node: Node
     reason: Literal["computed", "escapes", "reassigned", "rest", "returned"]
     what: str
+
+
+ImplicitReason = Literal["accessor", "conversion", "symbol", "define", "using", "proxy", "patched"]
+"""How an `ImplicitCode` construct runs code without a call in the source."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ImplicitCode:
+    """A construct that makes JavaScript run script code without a call the walk can see.
+
+    `reason` is ``accessor`` (a ``get``/``set`` property), ``conversion`` (a
+    ``toJSON``, ``valueOf``, ``toString`` or ``then`` that is code), ``symbol``
+    (a ``Symbol.toPrimitive``-like hook), ``define`` (a property defined from a
+    descriptor that is not plain data), ``using`` (a disposer: ``using``,
+    ``await using``, ``DisposableStack``), ``proxy`` (``Proxy``) or ``patched``
+    (a built-in replaced, such as ``Array.prototype.map = ...``). `what` is
+    the construct as the script wrote it. Found anywhere in the script;
+    `handler` is the handler whose function contains it, if any.
+    """
+
+    node: Node
+    reason: ImplicitReason
+    what: str
+    handler: Handler | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -252,12 +278,17 @@ class AnalysisLimit:
 
 @dataclass(frozen=True, slots=True)
 class SyntaxProblem:
-    """A syntax error: byte range and message."""
+    """A syntax error: byte range and message.
+
+    `source` says who found it: the tree-sitter ``parser``, the QuickJS
+    ``engine``, or ``fence``: a line of Markdown code fence (```` ```js ````)
+    pasted with the script, reported instead of the errors it causes.
+    """
 
     start_byte: int
     end_byte: int
     message: str
-    source: Literal["parser", "engine"] = "parser"
+    source: Literal["parser", "engine", "fence"] = "parser"
 
 
 @dataclass(eq=False)
@@ -281,6 +312,7 @@ class Analysis:
     calls: list[CapabilityCall] = field(default_factory=list)
     code_after_mutation: list[CodeAfterMutation] = field(default_factory=list)
     dynamic: list[DynamicCapability] = field(default_factory=list)
+    implicit_code: list[ImplicitCode] = field(default_factory=list)
     shared_state: list[SharedStateAccess] = field(default_factory=list)
     globals: list[GlobalUse] = field(default_factory=list)
     topics: list[TopicUse] = field(default_factory=list)

@@ -256,6 +256,8 @@ def declarations(statement: Node) -> tuple[str, list[Node]]:
     first = statement.child(0)
     if statement.type == "lexical_declaration" and first is not None:
         kind = first.type
+    elif statement.type == "using_declaration":
+        kind = "const"
     return kind, [c for c in statement.named_children if c.type == "variable_declarator"]
 
 
@@ -340,7 +342,7 @@ def declare_statement(statement: Node, scope: Scope, data: bytes, *, module: boo
                     module,
                 )
             )
-    elif kind in ("lexical_declaration", "variable_declaration"):
+    elif kind in ("lexical_declaration", "variable_declaration", "using_declaration"):
         decl_kind, declarators = declarations(statement)
         for declarator in declarators:
             target = declarator.child_by_field_id(Field.NAME)

@@ -36,8 +36,19 @@ _POSITION = re.compile(r"\n\s+at <input>:(\d+):(\d+)")
 _UNPAIRED_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+_FENCE = re.compile(rb"^[ \t]*`{3,}[ \t]*[\w+#.-]*[ \t]*\r?$", re.MULTILINE)
+
+
 def parser_errors(source: SourceText) -> list[SyntaxProblem]:
-    """Every ERROR and MISSING node of the tree (at most 50), in source order."""
+    """Every ERROR and MISSING node of the tree (at most 50), in source order.
+
+    When the script holds Markdown code fence lines (outside comments), those
+    lines are the problems reported: the parser's errors are their echo, often
+    far from them (a fence reads as a template literal).
+    """
+    fences = _fences(source)
+    if fences:
+        return fences
     root = source.root
     if not root.has_error:
         return []
@@ -52,6 +63,29 @@ def parser_errors(source: SourceText) -> list[SyntaxProblem]:
         elif node.has_error:
             stack.extend(reversed(node.children))
     return problems
+
+
+def _fences(source: SourceText) -> list[SyntaxProblem]:
+    data = source.data
+    if b"```" not in data:
+        return []
+    root = source.root
+    problems: list[SyntaxProblem] = []
+    for match in _FENCE.finditer(data):
+        text = match.group().strip()
+        start = match.start() + (len(match.group()) - len(match.group().lstrip()))
+        node = root.descendant_for_byte_range(start, start + 1)
+        if node is not None and node.type == "comment":
+            continue
+        problems.append(
+            SyntaxProblem(
+                start_byte=start,
+                end_byte=start + len(text),
+                message=text.decode("utf-8", "replace"),
+                source="fence",
+            )
+        )
+    return problems[:_MAX_PARSER_ERRORS]
 
 
 def _missing(source: SourceText, node: tree_sitter.Node) -> SyntaxProblem:

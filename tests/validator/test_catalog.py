@@ -30,6 +30,7 @@ CATALOG = {
     "unknown-operation": Severity.ERROR,
     "invalid-arguments": Severity.ERROR,
     "dynamic-capability": Severity.ERROR,
+    "implicit-code": Severity.ERROR,
     "forbidden-global": Severity.ERROR,
     "undefined-name": Severity.ERROR,
     "analysis-limit": Severity.ERROR,

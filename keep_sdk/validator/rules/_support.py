@@ -37,11 +37,16 @@ def line_of(analysis: Analysis, node: tree_sitter.Node) -> int:
 
 
 def through(analysis: Analysis, fact: CapabilityCall | AnalysisLimit) -> str:
-    """`` (reached through `helper` called at line N)`` for facts inside helpers, else ""."""
+    """`` (in `helper` at line M, called at line N)`` for facts inside helpers, else "".
+
+    Names both places whichever one the finding is reported at: the line in the
+    helper where the problem is (M) and the call in the handler that reaches it (N).
+    """
     if not fact.via:
         return ""
     chain = " → ".join(f"`{name}`" for name in fact.via)
-    return f" (reached through {chain} called at line {line_of(analysis, fact.site)})"
+    inner, outer = line_of(analysis, fact.node), line_of(analysis, fact.site)
+    return f" (in {chain} at line {inner}, called at line {outer})"
 
 
 def why(doc: str | None) -> str:

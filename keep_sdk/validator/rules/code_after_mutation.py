@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from keep_sdk.validator.diagnostics import Severity
-from keep_sdk.validator.facts import Analysis
+from keep_sdk.validator.facts import Analysis, CapabilityCall
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import line_of, why
 
@@ -28,7 +28,7 @@ META = RuleMeta(
     rationale=why(__doc__),
     messages={
         "after": (
-            "this code can run after the mutation `ctx.{target}` (line {line}), but the "
+            "this code can run after the mutation `ctx.{target}` ({where}), but the "
             "mutation call is terminal: it never runs"
         ),
     },
@@ -46,9 +46,18 @@ def check(analysis: Analysis) -> Iterator[Finding]:
         yield Finding(
             "after",
             fact.node,
-            {"target": fact.mutation.target, "line": line_of(analysis, fact.mutation.site)},
+            {"target": fact.mutation.target, "where": _where(analysis, fact.mutation)},
             fact.handler,
         )
+
+
+def _where(analysis: Analysis, mutation: CapabilityCall) -> str:
+    """``line N``, or for a mutation made in a helper where it is and the call that reaches it."""
+    site = line_of(analysis, mutation.site)
+    if not mutation.via:
+        return f"line {site}"
+    chain = " → ".join(f"`{name}`" for name in mutation.via)
+    return f"in {chain} at line {line_of(analysis, mutation.node)}, called at line {site}"
 
 
 rule = Rule(META, check)

@@ -111,7 +111,8 @@ META = RuleMeta(
         "prepared) {{...}}, async next(ctx, prepared, mutationResult) {{...}} }}) }} }})`, "
         "and call tools through ctx: `Topics.peek({{topic, limit}})` → `ctx.peek(topic, "
         "{{limit}})`, `Topics.publish({{topic, event}})` → `ctx.publish(topic, event)`, "
-        "`Gmail.api(...)` → `ctx.gmail.<operation>(...)`."
+        "`Gmail.api(...)` → `ctx.gmail.<operation>(...)`. `keep migrate FILE` does this "
+        "rewrite and marks what it cannot map with `// TODO(migrate)`."
     ),
     hints={
         "tool": "Replace it: {replacement}.",

@@ -3,7 +3,9 @@
 What it does: reports every ERROR and MISSING node tree-sitter finds, each with
 its range, and the early errors QuickJS reports when it compiles the script
 (without running it): a ``let`` declared twice, ``break`` outside a loop,
-octal literals, duplicate parameters.
+octal literals, duplicate parameters. A script pasted with its Markdown code
+fence (```` ```js ```` ... ```` ``` ````) gets one error on each fence line instead
+of the parser's errors far from it.
 
 Why is this bad? A script that does not compile never runs: the workflow
 cannot be deployed, and every other check would read a guessed tree.
@@ -28,11 +30,18 @@ META = RuleMeta(
     messages={
         "parser": "syntax error: {detail}",
         "engine": "the JavaScript engine rejects this script: {detail}",
+        "fence": "this line is a Markdown code fence, not JavaScript: {detail}",
     },
     hint=(
         "Fix the syntax at this position so the file is one valid ES2020 module; check the "
         "brackets, commas, quotes and declarations on this line and the line before it."
     ),
+    hints={
+        "fence": (
+            "Remove the Markdown around the script: delete the ``` fence lines (and any prose "
+            "before or after them) so the file holds only JavaScript."
+        ),
+    },
 )
 
 

@@ -125,5 +125,9 @@ class Bindings(WalkState):
 
 
 STATEMENTS.update(
-    {"lexical_declaration": Bindings.declaration, "variable_declaration": Bindings.declaration}
+    {
+        "lexical_declaration": Bindings.declaration,
+        "variable_declaration": Bindings.declaration,
+        "using_declaration": Bindings.declaration,
+    }
 )

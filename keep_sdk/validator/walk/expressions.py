@@ -31,13 +31,13 @@ from keep_sdk.validator.walk.flow import Flow, join
 from keep_sdk.validator.walk.limits import MAX_NESTING
 from keep_sdk.validator.walk.state import WalkState
 
-__all__ = ["Expressions"]
+__all__ = ["NEVER_FREE", "Expressions"]
 
 Node = tree_sitter.Node
 
 _PROPERTY_TYPES = frozenset({"property_identifier", "private_property_identifier"})
 _STATE_KINDS = frozenset({"const", "let", "var", "class"})
-_NEVER_FREE = frozenset({"arguments", "async", "of", "get", "set", "let", "static", "yield"})
+NEVER_FREE = frozenset({"arguments", "async", "of", "get", "set", "let", "static", "yield"})
 """Identifiers that are bound implicitly (``arguments``) or are contextual keywords."""
 
 
@@ -95,7 +95,7 @@ class Expressions(WalkState):
         name = self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
         binding = scope.lookup(name)
         if binding is None:
-            if name not in SANDBOX_GLOBALS and name not in _NEVER_FREE and self.recording:
+            if name not in SANDBOX_GLOBALS and name not in NEVER_FREE and self.recording:
                 self.free_name(node, name)
             return GlobalRef(name), state
         if binding.module:

@@ -3,21 +3,26 @@
 Contract: `is_plain_text` is True only when evaluating the expression could
 record no fact, yield no tracked value and change no flow state (decided
 conservatively from its source text); literals and ``if`` conditions for which
-it holds are not walked. Capabilities stored in a literal are recorded as
-escaping; in `prepare`, an object with ``topic`` and ``ids`` keys is recorded as
-a reservation `TopicUse`.
+it holds are not walked, but the names they read are still looked up, so an
+undeclared one is reported (`undefined-name` or an unavailable global).
+Capabilities stored in a literal are recorded as escaping; in `prepare`, an
+object with ``topic`` and ``ids`` keys is recorded as a reservation `TopicUse`.
 """
 
 from __future__ import annotations
 
+import re
+
 import tree_sitter
 
+from keep_sdk.contract.globals import SANDBOX_GLOBALS
 from keep_sdk.model import HandlerPhase
 from keep_sdk.validator.facts import TopicUse
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import FunctionValue, Scope, StringValue, Value, is_capability
 from keep_sdk.validator.source import words
 from keep_sdk.validator.walk.dispatch import EXPRESSIONS
+from keep_sdk.validator.walk.expressions import NEVER_FREE
 from keep_sdk.validator.walk.flow import Flow
 from keep_sdk.validator.walk.state import WalkState
 
@@ -33,6 +38,9 @@ _NOT_PLAIN = (b"(", b"++", b"--", b"\\")
 _EFFECT_WORDS = frozenset(
     {b"new", b"delete", b"import", b"yield", b"function", b"class", b"topic", b"ids"}
 )
+_READ_TYPES = frozenset({"identifier", "shorthand_property_identifier"})
+"""The node types of names an expression reads (keys, members and strings are other types)."""
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$")
 _PARAMETER_NAMES = frozenset({b"ctx", b"state", b"prepared", b"mutationResult"})
 """Handler parameter names: unbound in an expression, they are another phase's parameter."""
 
@@ -60,8 +68,43 @@ class Literals(WalkState):
     """Literal handlers and the plain-text check."""
 
     def is_plain_data(self, node: Node, scope: Scope) -> bool:
-        """True when evaluating the literal `node` can find nothing and yields no value."""
-        return self.is_plain_text(node.start_byte, node.end_byte, scope)
+        """True when evaluating the literal `node` can find nothing and yields no value.
+
+        The names such a literal reads are still checked (`undeclared_reads`).
+        """
+        unbound = self._plain_unbound(node.start_byte, node.end_byte, scope)
+        if unbound is None:
+            return False
+        if unbound and self.recording:
+            self.undeclared_reads(node, unbound, scope)
+        return True
+
+    def undeclared_reads(self, node: Node, unbound: list[bytes], scope: Scope) -> None:
+        """Record each name read in `node` that neither a scope nor the sandbox declares.
+
+        `unbound` are the literal's words no scope binds. A word that can only be a
+        key (followed by ``:`` in a literal without ``?``) or a member name (after
+        ``.``) reads nothing; when only such words are left, the literal is not
+        searched.
+        """
+        text = self.data[node.start_byte : node.end_byte]
+        if (b'"' in text or b"'" in text) and b"`" not in text:
+            text = _STRINGS.sub(_blank, text)
+        for word in unbound:
+            if _may_read(text, word):
+                break
+        else:
+            return
+        for read in _reads(node):
+            if _typeof_operand(read):
+                continue
+            name = self.text(read)
+            if (
+                name not in SANDBOX_GLOBALS
+                and name not in NEVER_FREE
+                and scope.lookup(name) is None
+            ):
+                self.free_name(read, name)
 
     def is_plain_text(self, start: int, end: int, scope: Scope) -> bool:
         """True when evaluating the expression at `start:end` finds nothing and changes nothing.
@@ -78,32 +121,40 @@ class Literals(WalkState):
         reported. Words that are keys or string contents only make the answer
         False more often.
         """
+        return self._plain_unbound(start, end, scope) is not None
+
+    def _plain_unbound(self, start: int, end: int, scope: Scope) -> list[bytes] | None:
+        """None unless `is_plain_text`; else the words no scope binds that may name a
+        missing global (not a sandbox global or contextual keyword)."""
         text = self.data[start:end]
         if not text.isascii():
-            return False
+            return None
         for blocker in _NOT_PLAIN:
             if blocker in text:
-                return False
+                return None
         if may_assign(text):
-            return False
+            return None
         template = b"`" in text
+        unbound: list[bytes] = []
         for word in set(words(text)):
             if word in _EFFECT_WORDS:
-                return False
+                return None
             name = word.decode()
             binding = scope.lookup(name)
             if binding is None:
                 if template and name in self.tag_roots:
-                    return False
+                    return None
                 if word in _PARAMETER_NAMES:
-                    return False
+                    return None
+                if word not in _KNOWN_NAMES and not word[:1].isdigit():
+                    unbound.append(word)
                 continue
             value = binding.value
             if is_capability(value) or (template and isinstance(value, FunctionValue)):
-                return False
+                return None
             if binding.module and self.is_state_binding(binding):
-                return False
-        return True
+                return None
+        return unbound
 
     def object_literal(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         if self.is_plain_data(node, scope):
@@ -176,6 +227,70 @@ class Literals(WalkState):
             if is_capability(value) and self.recording:
                 self.dynamic(child, "escapes", self.describe(value))
         return None, state
+
+
+_STRINGS = re.compile(rb"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
+"""Quoted string literals (their words are never names read)."""
+
+
+def _blank(match: re.Match[bytes]) -> bytes:
+    return b" " * (match.end() - match.start())
+
+
+_KEYWORDS = frozenset(
+    {"null", "true", "false", "this", "typeof", "void", "in", "instanceof", "await", "super"}
+)
+_KNOWN_NAMES = frozenset(name.encode() for name in SANDBOX_GLOBALS | NEVER_FREE | _KEYWORDS)
+_SPACE = frozenset(b" \t\r\n")
+
+
+def _may_read(text: bytes, word: bytes) -> bool:
+    """True when some occurrence of `word` in `text` may be a name that is read."""
+    keys_possible = 63 not in text
+    size = len(text)
+    at = text.find(word)
+    while at != -1:
+        end = at + len(word)
+        if (at == 0 or text[at - 1] not in _WORD_BYTES) and (
+            end >= size or text[end] not in _WORD_BYTES
+        ):
+            back = at - 1
+            while back >= 0 and text[back] in _SPACE:
+                back -= 1
+            ahead = end
+            while ahead < size and text[ahead] in _SPACE:
+                ahead += 1
+            before = text[back] if back >= 0 else 0
+            after = text[ahead] if ahead < size else 0
+            member = before == 46
+            key = keys_possible and after == 58
+            template_start = word == b"$" and after == 123
+            if not (member or key or template_start):
+                return True
+        at = text.find(word, end)
+    return False
+
+
+def _reads(node: Node) -> list[Node]:
+    """The name nodes `node` reads, in source order (a literal has no nested scopes)."""
+    found: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type in _READ_TYPES:
+            found.append(current)
+        elif current.named_child_count:
+            stack.extend(reversed(current.named_children))
+    return found
+
+
+def _typeof_operand(node: Node) -> bool:
+    """True for the operand of ``typeof`` (which never throws for an undeclared name)."""
+    parent = node.parent
+    if parent is None or parent.type != "unary_expression":
+        return False
+    operator = parent.child_by_field_id(Field.OPERATOR)
+    return operator is not None and operator.type == "typeof"
 
 
 EXPRESSIONS.update({"object": Literals.object_literal, "array": Literals.array_literal})

@@ -125,6 +125,10 @@ class WalkState:
         """The value of a wrapper's single child (`expressions`)."""
         raise NotImplementedError
 
+    def free_name(self, node: Node, name: str) -> None:
+        """Record a read of a name no scope declares (`expressions`)."""
+        raise NotImplementedError
+
     def spread_element(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         """Walk ``...x`` (`expressions`)."""
         raise NotImplementedError

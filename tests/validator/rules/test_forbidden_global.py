@@ -50,9 +50,19 @@ INVALID = [
     Case("any-missing-global", workflow(next_="const w = WebAssembly.Module; // here")),
     Case("unknown-free-name", workflow(next_="const total = totalCount + 1; // here")),
     Case("arrow-body-eval", workflow(next_="const run = (x) => x;\nconst ev = x => eval; // here")),
+    Case(
+        "undeclared-inside-a-plain-data-literal",
+        workflow(
+            prepare="return { reservations: [], data: { id: evnt.id, tags: [lable] } }; // here"
+        ),
+    ),
 ]
 
 VALID = [
+    Case(
+        "typeof-inside-a-plain-data-literal",
+        workflow(next_="console.log([typeof WeakRef, { ok: typeof structuredClone }]);"),
+    ),
     Case("plain", workflow(next_="const x = JSON.parse('{}');\nreturn x;")),
     Case("shadowed-name", workflow(next_="const fetch = (x) => x;\nreturn fetch(1);")),
     Case(

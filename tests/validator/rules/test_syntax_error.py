@@ -1,5 +1,6 @@
 import pytest
 
+from keep_sdk import validate
 from tests.validator.cases import Case, assert_reports, assert_silent, workflow
 
 RULE = "syntax-error"
@@ -63,3 +64,47 @@ def test_every_parser_error_is_reported_with_its_range() -> None:
     lines = sorted(d.line for d in report.diagnostics if d.rule == RULE)
     assert lines == [1, 2]
     assert all(d.end_column > d.column for d in report.diagnostics)
+
+
+FENCED_BODY = workflow(next_="console.log(`sent ${mutationResult}`);")
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("```js\n", "```\n"),
+        ("```javascript\n", "```"),
+        ("Here is the fixed script:\n\n```js\n", "```\n\nIt now sends one email.\n"),
+        ("```\n", "```\n"),
+        ("  ```typescript\n", "  ```\n"),
+    ],
+)
+def test_a_pasted_markdown_fence_is_reported_at_the_fence_lines_only(
+    before: str, after: str
+) -> None:
+    source = before + FENCED_BODY + after
+    lines = source.split("\n")
+    fence_lines = [n for n, line in enumerate(lines, start=1) if line.strip().startswith("```")]
+    report = validate(source, filename="fenced.js")
+    assert [d.line for d in report.diagnostics] == fence_lines
+    for diagnostic, line in zip(report.diagnostics, fence_lines, strict=True):
+        assert diagnostic.rule == RULE
+        assert diagnostic.message.startswith("this line is a Markdown code fence")
+        assert diagnostic.message.endswith(lines[line - 1].strip())
+        assert diagnostic.column == len(lines[line - 1]) - len(lines[line - 1].lstrip()) + 1
+        assert "fence" in (diagnostic.hint or "")
+    unfenced = validate(FENCED_BODY)
+    assert unfenced.ok
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "// ```js\n" + FENCED_BODY,
+        "/*\n```js\nexample\n```\n*/\n" + FENCED_BODY,
+        FENCED_BODY.replace("console.log(", "console.log('```', "),
+    ],
+    ids=["line-comment", "block-comment", "in-a-string"],
+)
+def test_fences_in_comments_and_strings_are_not_reported(source: str) -> None:
+    assert [d.rule for d in validate(source).diagnostics] == []

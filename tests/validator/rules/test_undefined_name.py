@@ -44,6 +44,23 @@ INVALID = [
             producer="const items = [1].map((x) => x + prepared.data.n); // here\nreturn state;"
         ),
     ),
+    Case(
+        "inside-a-plain-data-literal",
+        workflow(
+            prepare=(
+                "const events = await ctx.peek('in', { limit: 1 });\n"
+                "for (const event of events) {\n  console.log(event.id);\n}\n"
+                "return { reservations: [], data: { id: event.id, n: 1 } }; // here"
+            )
+        ),
+    ),
+    Case(
+        "shorthand-in-a-plain-array-of-objects",
+        workflow(
+            before="function pick(items) {\n  const chosen = items[0];\n  return chosen;\n}",
+            next_="const rows = [{ chosen }, 'x']; // here\nconsole.log(rows);",
+        ),
+    ),
 ]
 
 VALID = [
