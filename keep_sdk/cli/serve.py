@@ -1,0 +1,57 @@
+"""``keep serve``: the web console (`keep_sdk.console`) on a store.
+
+The token is configured with ``--token`` or ``KEEP_CONSOLE_TOKEN``, else generated
+and printed in the sign-in link. A non-loopback ``--host`` needs a configured token.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import click
+
+from keep_sdk.cli.options import store_option
+from keep_sdk.cli.support import EXIT_USAGE, fail, reports_errors
+
+__all__ = ["serve_command"]
+
+
+@click.command("serve")
+@store_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8787, show_default=True, help="Port."
+)
+@click.option(
+    "--token",
+    envvar="KEEP_CONSOLE_TOKEN",
+    default=None,
+    help="The token every request must carry (env KEEP_CONSOLE_TOKEN); generated if not given.",
+)
+@reports_errors
+def serve_command(store_url: str | None, host: str, port: int, token: str | None) -> None:
+    """Serve the web console: what came in, what went out, what waits for you, and your actions.
+
+    Prints the sign-in link (it carries the token). Binds to 127.0.0.1 unless
+    --host says otherwise, which needs a configured --token.
+    """
+    if importlib.util.find_spec("starlette") is None or importlib.util.find_spec("uvicorn") is None:
+        fail("the console needs its extra: pip install 'keep-sdk[console]'", code=EXIT_USAGE)
+    if token is not None and len(token) < 16:
+        raise click.BadParameter("use at least 16 characters", param_hint="--token")
+    from keep_sdk.console import ConsoleSettings, check_bind, serve
+    from keep_sdk.errors import ConfigurationError
+
+    try:
+        check_bind(host, token_configured=token is not None)
+    except ConfigurationError as exc:
+        raise click.UsageError(str(exc)) from None
+    settings = ConsoleSettings(
+        store_url=store_url, host=host, port=port, **({"token": token} if token else {})
+    )
+
+    def announce(link: str) -> None:
+        click.echo(f"keep console on {settings.store_url or 'the default store'}", err=True)
+        click.echo(f"sign in: {link}", err=True)
+
+    serve(settings, token_configured=token is not None, announce=announce)
