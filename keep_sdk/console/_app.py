@@ -6,10 +6,12 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from keep_sdk.app import Installation
 from keep_sdk.console._api import API
@@ -39,18 +41,34 @@ async def _live(request: Request) -> Response:
     )
 
 
-def _security_headers(app: Starlette) -> None:
-    @app.middleware("http")
-    async def headers(request: Request, call_next: Callable[..., object]) -> Response:
-        response: Response = await call_next(request)  # type: ignore[misc]
-        response.headers.setdefault(
-            "Content-Security-Policy",
-            "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-            "img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
-        )
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Referrer-Policy", "no-referrer")
-        return response
+_HEADERS = [
+    (
+        b"content-security-policy",
+        b"default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        b"img-src 'self' data:; frame-ancestors 'none'; form-action 'self'",
+    ),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+]
+
+
+class _SecurityHeaders:
+    """Adds a strict Content-Security-Policy (scripts only from the console) and friends."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, sending)
 
 
 def create_app(settings: ConsoleSettings, installation: Installation | None = None) -> Starlette:
@@ -90,9 +108,8 @@ def create_app(settings: ConsoleSettings, installation: Installation | None = No
         Route("/api/notify/{correlation_key}", API["notify"], methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, middleware=[Middleware(_SecurityHeaders)])
     app.state.console = Console(settings, inst)
-    _security_headers(app)
     return app
 
 
