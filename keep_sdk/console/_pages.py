@@ -6,7 +6,6 @@ external system reaches the page through Jinja2 autoescaping, never as markup.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 from urllib.parse import urlencode
 
@@ -98,7 +97,9 @@ async def login(request: Request) -> Response:
 
 async def workflows(request: Request) -> Response:
     inst = console_of(request).installation
-    return await _page(request, "workflows.html", lambda: inst.status(limit=5))
+    return await _page(
+        request, "workflows.html", lambda: views.overview(inst.store, now=inst.runtime.now())
+    )
 
 
 async def workflow(request: Request) -> Response:
@@ -112,15 +113,12 @@ async def workflow(request: Request) -> Response:
             inst.store, name, before=q.before, limit=q.limit or console.settings.page_size
         )
 
-    status = None
-    with contextlib.suppress(KeepError):
-        status = await run_in_threadpool(lambda: inst.status(workflow=name, limit=1))
+    def summary() -> views.WorkflowSummary | None:
+        found = views.overview(inst.store, now=inst.runtime.now()).workflows
+        return next((w for w in found if w.name == name), None)
+
     return await _page(
-        request,
-        "workflow.html",
-        build,
-        name=name,
-        status=status.workflows[0] if status and status.workflows else None,
+        request, "workflow.html", build, name=name, status=await run_in_threadpool(summary)
     )
 
 
