@@ -210,6 +210,23 @@ class _ListPager:
     ) -> list[LedgerEntry]:
         return _slice(self.store.list_ledger(workflow=workflow, status=status), before, limit)
 
+    def runs_by_ids(self, run_ids: Sequence[str]) -> list[RunRecord]:
+        found = []
+        for run_id in dict.fromkeys(run_ids):
+            try:
+                found.append(self.store.get_run(run_id))
+            except NotFound:
+                continue
+        return found
+
+    def ledger_for_runs(self, run_ids: Sequence[str]) -> list[LedgerEntry]:
+        found = (self.store.ledger_entry_for_run(r) for r in dict.fromkeys(run_ids))
+        return [entry for entry in found if entry is not None]
+
+    def events_published_by(self, workflow: str, run_ids: Sequence[str]) -> list[Event]:
+        wanted = set(run_ids)
+        return [e for e in self.store.list_events(workflow) if e.created_by in wanted]
+
 
 R = TypeVar("R", Event, RunRecord, LedgerEntry)
 
@@ -315,31 +332,24 @@ def flow_page(store: Store, workflow: str, *, before: str | None = None, limit: 
     that run made (its ui.title next to the observed call) and the events it published."""
     events = event_page(store, workflow, before=before, limit=limit)
     p = pager(store)
-    runs: dict[str, RunRecord] = {}
-
-    def run(run_id: str | None) -> RunRecord | None:
-        if run_id is None:
-            return None
-        if run_id not in runs:
-            try:
-                runs[run_id] = store.get_run(run_id)
-            except NotFound:
-                return None
-        return runs[run_id]
-
+    ids = [i for e in events.items for i in (e.created_by, e.reserved_by) if i is not None]
+    runs = {r.id: r for r in p.runs_by_ids(ids)}
+    takers = [r.id for r in runs.values() if r.kind is HandlerKind.CONSUMER]
+    entries = {e.run_id: e for e in p.ledger_for_runs(takers)}
+    published: dict[str, list[Event]] = {}
+    for event in p.events_published_by(workflow, takers):
+        published.setdefault(str(event.created_by), []).append(event)
     rows = []
     for event in events.items:
-        creator = run(event.created_by)
-        taker = run(event.reserved_by)
+        creator = runs.get(event.created_by or "")
+        taker = runs.get(event.reserved_by or "")
         rows.append(
             FlowRow(
                 event=event,
                 from_consumer_run=creator is not None and creator.kind is HandlerKind.CONSUMER,
                 run=taker,
-                mutation=_mutation(store.ledger_entry_for_run(taker.id)) if taker else None,
-                downstream=p.page_events(workflow, created_by=taker.id, limit=20)[::-1]
-                if taker
-                else [],
+                mutation=_mutation(entries.get(taker.id)) if taker else None,
+                downstream=published.get(taker.id, [])[:20] if taker else [],
             )
         )
     return FlowPage(items=rows, next=events.next)
@@ -444,24 +454,26 @@ def overview(store: Store, *, now: dt.datetime) -> Overview:
     summaries = []
     for record in store.list_workflows():
         recent = p.page_runs(workflow=record.name, limit=_RECENT_RUNS)
+        blocked = [
+            run
+            for status in _WAITS
+            for run in p.page_runs(workflow=record.name, status=status, limit=_WAITING_PER_STATUS)
+            if status not in _RETRYABLE
+            or not _superseded(run, [r for r in recent if r.created_at > run.created_at])
+        ]
+        entries = {e.run_id: e for e in p.ledger_for_runs([r.id for r in blocked])}
         waiting = []
-        for status in _WAITS:
-            for run in p.page_runs(workflow=record.name, status=status, limit=_WAITING_PER_STATUS):
-                if status in _RETRYABLE and _superseded(
-                    run, [r for r in recent if r.created_at > run.created_at]
-                ):
-                    continue
-                entry = store.ledger_entry_for_run(run.id)
-                why, needs_person = _why(run, entry)
-                waiting.append(
-                    WaitingItem(
-                        subject=_subject(run, entry),
-                        why=why,
-                        needs_person=needs_person,
-                        run_id=run.id,
-                        status=run.status,
-                    )
+        for run in blocked:
+            why, needs_person = _why(run, entries.get(run.id))
+            waiting.append(
+                WaitingItem(
+                    subject=_subject(run, entries.get(run.id)),
+                    why=why,
+                    needs_person=needs_person,
+                    run_id=run.id,
+                    status=run.status,
                 )
+            )
         newest = [
             *(e.created_at for e in p.page_events(record.name, limit=1)),
             *(r.updated_at for r in recent[:1]),

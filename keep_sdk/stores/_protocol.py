@@ -548,3 +548,15 @@ class SupportsPages(Protocol):
     ) -> list[LedgerEntry]:
         """Ledger entries, newest first, optionally of one workflow and status."""
         ...
+
+    def runs_by_ids(self, run_ids: Sequence[str]) -> list[RunRecord]:
+        """The runs with these ids, in the order asked; unknown ids are left out."""
+        ...
+
+    def ledger_for_runs(self, run_ids: Sequence[str]) -> list[LedgerEntry]:
+        """The ledger entries of these runs (runs without one are left out), any order."""
+        ...
+
+    def events_published_by(self, workflow: str, run_ids: Sequence[str]) -> list[Event]:
+        """The events of the workflow that these runs published, in publish order."""
+        ...

@@ -111,3 +111,22 @@ class PageTests(StoreTestBase):
         assert len(ledger) == 5
         pages = _pages(lambda **kw: pager.page_ledger(workflow=wf, **kw), limit)
         assert [i for p in pages for i in p] == ledger
+
+    def test_batch_lookups_answer_for_known_ids_only(self, store: Store) -> None:
+        pager = self._pager(store)
+        wf = self.deploy(store)
+        first = self.mutating(store, wf, "a")
+        self.intent(store, first)
+        store.set_run_status(first.id, RunStatus.FAILED_LOGIC, error="boom")
+        second = self.prepared(store, wf, "b")
+        store.publish(
+            wf, Publication(topic="in", message_id="c1", title="c1"), created_by=second.id
+        )
+        store.publish(wf, Publication(topic="in", message_id="c2", title="c2"), created_by=first.id)
+        asked = [second.id, "run_missing", first.id, second.id]
+        assert [r.id for r in pager.runs_by_ids(asked)] == [second.id, first.id]
+        assert [e.run_id for e in pager.ledger_for_runs(asked)] == [first.id]
+        published = pager.events_published_by(wf, [first.id, second.id, "run_missing"])
+        assert [e.message_id for e in published] == ["c1", "c2"]
+        assert pager.events_published_by(wf, []) == []
+        assert pager.runs_by_ids([]) == []

@@ -198,6 +198,21 @@ class Queries(StoreCore):
             ]
         return _page(found, lambda e: e.id, before, limit)
 
+    def runs_by_ids(self, run_ids: Sequence[str]) -> list[RunRecord]:
+        with self._read() as tx:
+            found = (tx.run(run_id) for run_id in dict.fromkeys(run_ids))
+            return [run for run in found if run is not None]
+
+    def ledger_for_runs(self, run_ids: Sequence[str]) -> list[LedgerEntry]:
+        with self._read() as tx:
+            found = (tx.ledger_entry_for_run(run_id) for run_id in dict.fromkeys(run_ids))
+            return [entry for entry in found if entry is not None]
+
+    def events_published_by(self, workflow: str, run_ids: Sequence[str]) -> list[Event]:
+        wanted = set(run_ids)
+        with self._read() as tx:
+            return [e for e in tx.events(workflow) if e.created_by in wanted]
+
     def get_run(self, run_id: str) -> RunRecord:
         with self._read() as tx:
             return require_run(tx, run_id)

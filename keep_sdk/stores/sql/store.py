@@ -220,6 +220,35 @@ class SqlStore(TransactionalStore):
             query = _keyset(tx, query, t.ledger, before, "ledger entry")
             return [rows.ledger_entry(r) for r in tx.conn.execute(query.limit(limit))]
 
+    def runs_by_ids(self, run_ids: Sequence[str]) -> list[RunRecord]:
+        wanted = list(dict.fromkeys(run_ids))
+        if not wanted:
+            return []
+        with self._sql(write=False) as tx:
+            found = tx.conn.execute(select(t.runs).where(t.runs.c.id.in_(wanted)))
+            by_id = {r.id: r for r in (rows.run(row) for row in found)}
+        return [by_id[i] for i in wanted if i in by_id]
+
+    def ledger_for_runs(self, run_ids: Sequence[str]) -> list[LedgerEntry]:
+        wanted = list(dict.fromkeys(run_ids))
+        if not wanted:
+            return []
+        with self._sql(write=False) as tx:
+            found = tx.conn.execute(select(t.ledger).where(t.ledger.c.run_id.in_(wanted)))
+            return [rows.ledger_entry(r) for r in found]
+
+    def events_published_by(self, workflow: str, run_ids: Sequence[str]) -> list[Event]:
+        wanted = list(dict.fromkeys(run_ids))
+        if not wanted:
+            return []
+        query = (
+            select(t.events)
+            .where(t.events.c.workflow == workflow, t.events.c.created_by.in_(wanted))
+            .order_by(t.events.c.seq)
+        )
+        with self._sql(write=False) as tx:
+            return [rows.event(r) for r in tx.conn.execute(query)]
+
     def bulk_load_events(self, workflow: str, events: Sequence[Event]) -> None:
         """Insert `events` as given (status included), bypassing publish; one transaction."""
         values = [{**rows.event_values(e), "workflow": workflow} for e in events]
