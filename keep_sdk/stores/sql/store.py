@@ -241,13 +241,10 @@ class SqlStore(TransactionalStore):
         wanted = list(dict.fromkeys(run_ids))
         if not wanted:
             return []
-        query = (
-            select(t.events)
-            .where(t.events.c.workflow == workflow, t.events.c.created_by.in_(wanted))
-            .order_by(t.events.c.seq)
-        )
+        query = select(t.events).where(t.events.c.created_by.in_(wanted)).order_by(t.events.c.seq)
         with self._sql(write=False) as tx:
-            return [rows.event(r) for r in tx.conn.execute(query)]
+            found = [rows.event(r) for r in tx.conn.execute(query)]
+        return [e for e in found if e.workflow == workflow]
 
     def bulk_load_events(self, workflow: str, events: Sequence[Event]) -> None:
         """Insert `events` as given (status included), bypassing publish; one transaction."""
