@@ -10,7 +10,13 @@ Every request carries the console's token; actions go through
 from keep_sdk.console._actions import ActionRequest, ActionResult
 from keep_sdk.console._api import openapi_document
 from keep_sdk.console._app import create_app, serve
-from keep_sdk.console._settings import ConsoleSettings, check_bind, is_loopback, new_token
+from keep_sdk.console._settings import (
+    ConsoleSettings,
+    check_bind,
+    is_loopback,
+    new_token,
+    stored_token,
+)
 from keep_sdk.console._views import FlowPage, FlowRow, MutationView, RunView, run_actions
 
 __all__ = [
@@ -28,4 +34,5 @@ __all__ = [
     "openapi_document",
     "run_actions",
     "serve",
+    "stored_token",
 ]

@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import getpass
 import ipaddress
+import os
 import secrets
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from keep_sdk.errors import ConfigurationError
 
-__all__ = ["ConsoleSettings", "check_bind", "default_actor", "is_loopback", "new_token"]
+__all__ = [
+    "ConsoleSettings",
+    "check_bind",
+    "default_actor",
+    "is_loopback",
+    "new_token",
+    "stored_token",
+]
 
 DEFAULT_PORT = 8787
 
@@ -22,6 +31,22 @@ DEFAULT_PORT = 8787
 def new_token() -> str:
     """A fresh random token (printed on start when none is configured)."""
     return secrets.token_urlsafe(24)
+
+
+def stored_token(path: Path) -> str:
+    """The token kept in `path`, created there (readable by its owner only) on first start."""
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        token = ""
+    if len(token) >= 16:
+        return token
+    token = new_token()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write(token + "\n")
+    return token
 
 
 def default_actor() -> str:
