@@ -3,10 +3,12 @@ rich-markup-like ``[/bold]`` and ``[link=…]`` never become markup on any page.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from itertools import count
+from pathlib import Path
 
 import httpx
 import pytest
@@ -16,6 +18,7 @@ from starlette.applications import Starlette
 
 from keep_sdk.console import ConsoleSettings, create_app
 from keep_sdk.stores import Publication
+from tests.cli.terminal import ALL_GRANTS, DEMO, SAMPLE, keep
 from tests.console.server import served
 from tests.console.stores import TOKEN, opened, prepare
 
@@ -136,3 +139,40 @@ def test_a_hostile_title_in_the_ledger_and_flow_is_text(
     assert tags.count("script") == 2
     assert "<script>alert" not in page
     assert "[/bold][link=https://evil.example]" in page
+
+
+def test_outside_text_in_ui_titles_params_and_results_is_text_on_the_ledger(
+    tmp_path: Path,
+) -> None:
+    """A sender that a script copies into its ui.title and the call's parameters."""
+    sender = "<script>alert(1)</script>[/bold][link=https://evil.example]x@y.example"
+    seed = json.loads(SAMPLE.read_text())
+    seed["gmail"]["messages"] = [
+        {
+            "id": "m-1", "from": sender, "to": "finance@example.com",
+            "subject": "Invoice <b>1</b>", "body": "Amount due: 5.00 EUR.",
+            "receivedAt": "2026-11-21T08:12:00Z",
+        }
+    ]  # fmt: skip
+    seed_file = tmp_path / "seed.json"
+    seed_file.write_text(json.dumps(seed))
+    url = f"sqlite:///{tmp_path / 'keep.db'}"
+    done = keep(
+        "run", str(DEMO), "--store", url, "--seed", str(seed_file), "--until-idle",
+        "--isolation", "in-process", *ALL_GRANTS,
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    inst = opened(url)
+    try:
+        app = create_app(ConsoleSettings(store_url=url, token=TOKEN), inst)
+        with served(app) as base, httpx.Client(base_url=base, headers=BEARER) as http:
+            for path in ("/ledger", "/workflows/invoices", "/"):
+                page = http.get(path).text
+                _, tags = texts(page, "none")
+                assert tags.count("script") == 2, path
+                assert "b" not in tags, path
+                assert "<script>alert" not in page, path
+            ledger = http.get("/ledger").text
+            assert "Add invoice from &lt;script&gt;alert(1)&lt;/script&gt;[/bold]" in ledger
+    finally:
+        inst.close()
