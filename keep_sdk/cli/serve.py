@@ -17,6 +17,9 @@ from keep_sdk.cli.support import EXIT_USAGE, fail, reports_errors
 
 __all__ = ["serve_command"]
 
+_NEEDS = ("starlette", "uvicorn", "jinja2", "multipart")
+"""The modules of the ``console`` extra."""
+
 
 @click.command("serve")
 @store_option
@@ -38,8 +41,12 @@ def serve_command(store_url: str | None, host: str, port: int, token: str | None
     console-token next to a SQLite store). Binds to 127.0.0.1 unless --host says
     otherwise, which needs a configured --token.
     """
-    if importlib.util.find_spec("starlette") is None or importlib.util.find_spec("uvicorn") is None:
-        fail("the console needs its extra: pip install 'keep-sdk[console]'", code=EXIT_USAGE)
+    missing = [m for m in _NEEDS if importlib.util.find_spec(m) is None]
+    if missing:
+        fail(
+            f"the console needs {', '.join(missing)}: pip install 'keep-sdk[console]'",
+            code=EXIT_USAGE,
+        )
     if token is not None and len(token) < 16:
         raise click.BadParameter("use at least 16 characters", param_hint="--token")
     from keep_sdk.app import sqlite_path

@@ -16,6 +16,7 @@ from starlette.responses import RedirectResponse, Response
 
 from keep_sdk.console import _views as views
 from keep_sdk.console._actions import ActionRequest
+from keep_sdk.console._overview import WorkflowSummary, overview
 from keep_sdk.console._queries import EventQuery, FlowQuery, LedgerQuery, RunQuery
 from keep_sdk.console._security import COOKIE
 from keep_sdk.console._web import (
@@ -98,7 +99,7 @@ async def login(request: Request) -> Response:
 async def workflows(request: Request) -> Response:
     inst = console_of(request).installation
     return await _page(
-        request, "workflows.html", lambda: views.overview(inst.store, now=inst.runtime.now())
+        request, "workflows.html", lambda: overview(inst.store, now=inst.runtime.now())
     )
 
 
@@ -113,8 +114,8 @@ async def workflow(request: Request) -> Response:
             inst.store, name, before=q.before, limit=q.limit or console.settings.page_size
         )
 
-    def summary() -> views.WorkflowSummary | None:
-        found = views.overview(inst.store, now=inst.runtime.now()).workflows
+    def summary() -> WorkflowSummary | None:
+        found = overview(inst.store, now=inst.runtime.now()).workflows
         return next((w for w in found if w.name == name), None)
 
     return await _page(

@@ -7,7 +7,6 @@ them is paged over its full lists).
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
@@ -24,7 +23,6 @@ from keep_sdk.model import (
     RunPhase,
     RunRecord,
     RunStatus,
-    UtcDatetime,
 )
 from keep_sdk.runtime import ledger_decision
 from keep_sdk.stores import Store, SupportsPages
@@ -35,16 +33,13 @@ __all__ = [
     "FlowRow",
     "LedgerPage",
     "MutationView",
-    "Overview",
     "PhaseStep",
     "RunPage",
     "RunView",
-    "WaitingItem",
-    "WorkflowSummary",
+    "View",
     "event_page",
     "flow_page",
     "ledger_page",
-    "overview",
     "pager",
     "run_actions",
     "run_page",
@@ -65,13 +60,15 @@ _ESCALATED = (LedgerStatus.INDETERMINATE, LedgerStatus.NEEDS_RECONCILE)
 _RETRYABLE = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
 
 
-class _View(BaseModel):
+class View(BaseModel):
+    """Base of the console's views: camelCase JSON, frozen, strict about unknown fields."""
+
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid"
     )
 
 
-class Page(_View, Generic[T]):
+class Page(View, Generic[T]):
     """Rows newest first; `next` is the ``before`` cursor of the following page (None: last)."""
 
     items: list[T]
@@ -90,7 +87,7 @@ class LedgerPage(Page[LedgerEntry]):
     """A page of ledger entries (``keep ledger --json`` rows)."""
 
 
-class MutationView(_View):
+class MutationView(View):
     """The change a run made or tried to make: the script's words next to what the host saw."""
 
     ui_title: str | None = Field(description="The script's own words (ui.title); may mislead.")
@@ -102,7 +99,7 @@ class MutationView(_View):
     run_id: str
 
 
-class FlowRow(_View):
+class FlowRow(View):
     """One event and what it led to: the run that took it, its mutation, the events it published."""
 
     event: Event
@@ -118,14 +115,14 @@ class FlowPage(Page[FlowRow]):
     """``/api/workflows/{name}/flow``: inputs → outputs, newest first."""
 
 
-class PhaseStep(_View):
+class PhaseStep(View):
     """One phase of the timeline: done, where the run is (current) or not reached (todo)."""
 
     phase: RunPhase
     state: str
 
 
-class RunView(_View):
+class RunView(View):
     """One run: its record, phase timeline, mutation, events it published, allowed actions."""
 
     run: RunRecord
@@ -136,35 +133,6 @@ class RunView(_View):
     actions: list[str] = Field(
         description="What a person may do now: grant, retry, didnt-happen, skip."
     )
-
-
-class WaitingItem(_View):
-    """A run that waits: for a person (`needs_person`) or for time."""
-
-    subject: str
-    why: str
-    needs_person: bool
-    run_id: str
-    status: RunStatus
-
-
-class WorkflowSummary(_View):
-    """One workflow on the front page: read from the newest rows only, so its cost does not
-    grow with the workflow's history."""
-
-    name: str
-    version: int
-    paused: bool
-    grants: list[str]
-    worker: str | None = None
-    waiting: list[WaitingItem]
-    last_activity: UtcDatetime | None = None
-
-
-class Overview(_View):
-    """The front page: every workflow."""
-
-    workflows: list[WorkflowSummary]
 
 
 class _ListPager:
@@ -406,89 +374,3 @@ def run_view(store: Store, run_id: str, *, reconcilable: Callable[[str, str], bo
             reconcilable=entry is not None and reconcilable(entry.connector, entry.operation),
         ),
     )
-
-
-_WAITS = (
-    RunStatus.PAUSED_APPROVAL,
-    RunStatus.PAUSED_RECONCILIATION,
-    RunStatus.PAUSED_TRANSIENT,
-    *_RETRYABLE,
-)
-_RECENT_RUNS = 200
-_WAITING_PER_STATUS = 20
-
-
-def _subject(run: RunRecord, entry: LedgerEntry | None) -> str:
-    if entry is not None and entry.ui_title:
-        return entry.ui_title
-    if run.prepare_result is not None and run.prepare_result.ui and run.prepare_result.ui.title:
-        return run.prepare_result.ui.title
-    return f"{run.handler} ({run.kind.value} run)"
-
-
-def _why(run: RunRecord, entry: LedgerEntry | None) -> tuple[str, bool]:
-    match run.status:
-        case RunStatus.PAUSED_APPROVAL:
-            return run.error or f"waits for the permission {run.waiting_permission}", True
-        case RunStatus.PAUSED_RECONCILIATION if (
-            entry is not None and entry.status is LedgerStatus.NEEDS_RECONCILE
-        ):
-            return "not known yet whether it happened; the host asks again by itself", False
-        case RunStatus.PAUSED_RECONCILIATION:
-            return f"nobody can tell whether it happened: {run.error}", True
-        case RunStatus.PAUSED_TRANSIENT:
-            return f"will try again after a temporary failure: {run.error}", False
-        case _:
-            return f"{run.status.value}: {run.error}", True
-
-
-def _superseded(failed: RunRecord, newer: list[RunRecord]) -> bool:
-    return any(r.retry_of == failed.id or r.handler == failed.handler for r in newer)
-
-
-def overview(store: Store, *, now: dt.datetime) -> Overview:
-    """Every workflow with what waits (the newest waiting runs of each kind; a failed run a
-    later run of its handler superseded is left out, as in ``keep status``) and when it last
-    did anything."""
-    p = pager(store)
-    summaries = []
-    for record in store.list_workflows():
-        recent = p.page_runs(workflow=record.name, limit=_RECENT_RUNS)
-        blocked = [
-            run
-            for status in _WAITS
-            for run in p.page_runs(workflow=record.name, status=status, limit=_WAITING_PER_STATUS)
-            if status not in _RETRYABLE
-            or not _superseded(run, [r for r in recent if r.created_at > run.created_at])
-        ]
-        entries = {e.run_id: e for e in p.ledger_for_runs([r.id for r in blocked])}
-        waiting = []
-        for run in blocked:
-            why, needs_person = _why(run, entries.get(run.id))
-            waiting.append(
-                WaitingItem(
-                    subject=_subject(run, entries.get(run.id)),
-                    why=why,
-                    needs_person=needs_person,
-                    run_id=run.id,
-                    status=run.status,
-                )
-            )
-        newest = [
-            *(e.created_at for e in p.page_events(record.name, limit=1)),
-            *(r.updated_at for r in recent[:1]),
-            *(e.updated_at for e in p.page_ledger(workflow=record.name, limit=1)),
-        ]
-        lease = store.get_lease(record.name)
-        summaries.append(
-            WorkflowSummary(
-                name=record.name,
-                version=record.version,
-                paused=record.paused,
-                grants=record.grants,
-                worker=lease.owner if lease is not None and not lease.expired(now) else None,
-                waiting=waiting,
-                last_activity=max(newest) if newest else None,
-            )
-        )
-    return Overview(workflows=summaries)
