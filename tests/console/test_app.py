@@ -98,6 +98,9 @@ def test_signed_in_pages_show_what_waits(client: httpx.Client, prepared: Prepare
     assert "Add invoice from billing@acme-hosting.example (1,250.00 EUR) to the sheet" in home.text
     run = client.get(f"/runs/{prepared.approval_run}")
     assert "Grant sheets.write" in run.text
+    assert "The host stopped the call" in run.text
+    assert "ctx.sheets.appendRow needs the permission" in run.text
+    assert "Invoice INV-2211 for November" in run.text
     assert "It didn&#39;t happen" not in run.text
     assert "Skip it" not in run.text
     for path in ("/runs", "/ledger", "/events", "/events?workflow=waiting&status=pending"):
