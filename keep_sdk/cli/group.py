@@ -25,6 +25,7 @@ from keep_sdk.cli.migrate import migrate_command
 from keep_sdk.cli.publish import publish_command
 from keep_sdk.cli.run import run_command, worker_command
 from keep_sdk.cli.schema import schema_command
+from keep_sdk.cli.serve import serve_command
 from keep_sdk.cli.support import keep_version
 from keep_sdk.cli.validate import validate_command
 from keep_sdk.errors import KeepError
@@ -58,6 +59,7 @@ COMMANDS: tuple[click.Command, ...] = (
     revoke_command,
     publish_command,
     migrate_command,
+    serve_command,
 )
 """Every ``keep`` command, in the order they were added."""
 

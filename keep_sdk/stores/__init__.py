@@ -44,6 +44,7 @@ from keep_sdk.stores._protocol import (
     Store,
     SupportsBulkLoad,
     SupportsFaultInjection,
+    SupportsPages,
     SupportsPeekCost,
     utc_now,
 )
@@ -80,6 +81,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "SupportsBulkLoad",
     "SupportsChangeListeners",
     "SupportsFaultInjection",
+    "SupportsPages",
     "SupportsPeekCost",
     "Transaction",
     "TransactionalStore",

@@ -52,6 +52,7 @@ __all__ = [
     "Store",
     "SupportsBulkLoad",
     "SupportsFaultInjection",
+    "SupportsPages",
     "SupportsPeekCost",
     "utc_now",
 ]
@@ -87,7 +88,8 @@ class Store(Protocol):
 
     `TransactionalStore` implements all of it over the smaller `Transaction`
     protocol. Optional extras: `SupportsChangeListeners` (committed run and ledger
-    changes), `SupportsFaultInjection`, `SupportsPeekCost`, `SupportsBulkLoad`.
+    changes), `SupportsFaultInjection`, `SupportsPeekCost`, `SupportsBulkLoad`,
+    `SupportsPages` (keyset pages, newest first).
     """
 
     # Workflows
@@ -514,4 +516,64 @@ class SupportsBulkLoad(Protocol):
 
     def bulk_load_events(self, workflow: str, events: Sequence[Event]) -> None:
         """Insert `events` as given (status included), bypassing publish; one transaction."""
+        ...
+
+
+@runtime_checkable
+class SupportsPages(Protocol):
+    """A store that reads events, runs and ledger entries a page at a time, newest first.
+
+    Keyset pagination: `before` is the id of the last row of the previous page
+    (None for the first page), and a page holds the up to `limit` rows that
+    were created before it and match the filters. A row created while a person
+    pages never shifts the pages after it. An unknown `before` is `NotFound`.
+    The cost of a page depends on `limit`, not on how many rows the store holds.
+    """
+
+    def page_events(
+        self,
+        workflow: str,
+        *,
+        topic: str | None = None,
+        status: EventStatus | None = None,
+        created_by: str | None = None,
+        before: str | None = None,
+        limit: int,
+    ) -> list[Event]:
+        """Events of the workflow, newest first, optionally of one topic, status or
+        publishing run."""
+        ...
+
+    def page_runs(
+        self,
+        *,
+        workflow: str | None = None,
+        status: RunStatus | None = None,
+        before: str | None = None,
+        limit: int,
+    ) -> list[RunRecord]:
+        """Runs, newest first, optionally of one workflow and status."""
+        ...
+
+    def page_ledger(
+        self,
+        *,
+        workflow: str | None = None,
+        status: LedgerStatus | None = None,
+        before: str | None = None,
+        limit: int,
+    ) -> list[LedgerEntry]:
+        """Ledger entries, newest first, optionally of one workflow and status."""
+        ...
+
+    def runs_by_ids(self, run_ids: Sequence[str]) -> list[RunRecord]:
+        """The runs with these ids, in the order asked; unknown ids are left out."""
+        ...
+
+    def ledger_for_runs(self, run_ids: Sequence[str]) -> list[LedgerEntry]:
+        """The ledger entries of these runs (runs without one are left out), any order."""
+        ...
+
+    def events_published_by(self, workflow: str, run_ids: Sequence[str]) -> list[Event]:
+        """The events of the workflow that these runs published, in publish order."""
         ...

@@ -19,6 +19,7 @@ from keep_sdk.conformance.stores.changes import ChangeTests
 from keep_sdk.conformance.stores.commits import CommitTests
 from keep_sdk.conformance.stores.leases import LeaseTests
 from keep_sdk.conformance.stores.ledger import LedgerTests
+from keep_sdk.conformance.stores.pages import PageTests
 from keep_sdk.conformance.stores.publish import PublishTests
 from keep_sdk.conformance.stores.queries import QueryTests
 from keep_sdk.conformance.stores.reservations import ReservationTests
@@ -34,6 +35,7 @@ __all__ = [
     "LeaseTests",
     "LedgerTests",
     "ManualClock",
+    "PageTests",
     "PublishTests",
     "QueryTests",
     "ReservationTests",
@@ -56,5 +58,6 @@ class StoreConformance(
     BacklogTests,
     RunFactTests,
     ChangeTests,
+    PageTests,
 ):
     """Every store test. Subclass it as ``Test<YourStore>`` and override `store`."""

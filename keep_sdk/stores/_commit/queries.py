@@ -4,7 +4,7 @@ with a statement of its own (the SQL store does for lists that grow)."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TypeVar
 
 from keep_sdk.errors import NotFound
@@ -39,6 +39,20 @@ from keep_sdk.stores._transaction import Transaction
 __all__ = ["Queries", "consumer_wake"]
 
 _Row = TypeVar("_Row")
+
+
+def _page(
+    rows: list[_Row], key: Callable[[_Row], str], before: str | None, limit: int
+) -> list[_Row]:
+    """Up to `limit` of `rows` (oldest first) that come before the one with id `before`,
+    newest first."""
+    end = len(rows)
+    if before is not None:
+        ids = [key(row) for row in rows]
+        if before not in ids:
+            raise NotFound(f"no row {before!r} to page from; start again from the first page")
+        end = ids.index(before)
+    return rows[max(0, end - limit) : end][::-1]
 
 
 def _first(found: Iterable[_Row], limit: int | None) -> list[_Row]:
@@ -117,6 +131,92 @@ class Queries(StoreCore):
                 ),
                 limit,
             )
+
+    def page_events(
+        self,
+        workflow: str,
+        *,
+        topic: str | None = None,
+        status: EventStatus | None = None,
+        created_by: str | None = None,
+        before: str | None = None,
+        limit: int,
+    ) -> list[Event]:
+        with self._read() as tx:
+            if before is not None and tx.event(before) is None:
+                raise NotFound(f"no event {before!r} to page from; start again from the first page")
+            found = [
+                e
+                for e in tx.events(workflow)
+                if (
+                    (topic is None or e.topic == topic)
+                    and (status is None or e.status is status)
+                    and (created_by is None or e.created_by == created_by)
+                )
+                or e.id == before
+            ]
+        return _page(found, lambda e: e.id, before, limit)
+
+    def page_runs(
+        self,
+        *,
+        workflow: str | None = None,
+        status: RunStatus | None = None,
+        before: str | None = None,
+        limit: int,
+    ) -> list[RunRecord]:
+        with self._read() as tx:
+            if before is not None and tx.run(before) is None:
+                raise NotFound(f"no run {before!r} to page from; start again from the first page")
+            found = [
+                r
+                for r in tx.runs()
+                if (
+                    (workflow is None or r.workflow == workflow)
+                    and (status is None or r.status is status)
+                )
+                or r.id == before
+            ]
+        return _page(found, lambda r: r.id, before, limit)
+
+    def page_ledger(
+        self,
+        *,
+        workflow: str | None = None,
+        status: LedgerStatus | None = None,
+        before: str | None = None,
+        limit: int,
+    ) -> list[LedgerEntry]:
+        with self._read() as tx:
+            if before is not None and tx.ledger_entry(before) is None:
+                raise NotFound(
+                    f"no ledger entry {before!r} to page from; start again from the first page"
+                )
+            found = [
+                e
+                for e in tx.ledger_entries()
+                if (
+                    (workflow is None or e.workflow == workflow)
+                    and (status is None or e.status is status)
+                )
+                or e.id == before
+            ]
+        return _page(found, lambda e: e.id, before, limit)
+
+    def runs_by_ids(self, run_ids: Sequence[str]) -> list[RunRecord]:
+        with self._read() as tx:
+            found = (tx.run(run_id) for run_id in dict.fromkeys(run_ids))
+            return [run for run in found if run is not None]
+
+    def ledger_for_runs(self, run_ids: Sequence[str]) -> list[LedgerEntry]:
+        with self._read() as tx:
+            found = (tx.ledger_entry_for_run(run_id) for run_id in dict.fromkeys(run_ids))
+            return [entry for entry in found if entry is not None]
+
+    def events_published_by(self, workflow: str, run_ids: Sequence[str]) -> list[Event]:
+        wanted = set(run_ids)
+        with self._read() as tx:
+            return [e for e in tx.events(workflow) if e.created_by in wanted]
 
     def get_run(self, run_id: str) -> RunRecord:
         with self._read() as tx:

@@ -8,7 +8,8 @@ Invariants held by the database itself:
 - at most one ledger entry per run: ``uq_ledger_run``.
 
 Peek and reserve read the partial index ``ix_events_pending`` (``WHERE status =
-'pending'``), so their cost does not grow with consumed events.
+'pending'``), so their cost does not grow with consumed events. Keyset pages
+(`SupportsPages`) read the ``ix_*_seq`` indexes and ``ix_events_created_by``.
 
 Upgrading: `SCHEMA_VERSION` is the version this code writes. A database at an
 older version is upgraded on open by the steps in `UPGRADES` (version ``n`` →
@@ -61,7 +62,7 @@ __all__ = [
     "workflows",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 metadata = MetaData()
 
@@ -165,6 +166,9 @@ Index(
     sqlite_where=events.c.status == "pending",
     postgresql_where=events.c.status == "pending",
 )
+Index("ix_events_workflow_seq", events.c.workflow, events.c.seq)
+Index("ix_events_topic_seq", events.c.workflow, events.c.topic, events.c.seq)
+Index("ix_events_created_by", events.c.created_by)
 Index(
     "ix_events_reserved",
     events.c.reserved_by,
@@ -210,6 +214,7 @@ _PLANNING_INDEXES: tuple[Index, ...] = (
     Index("ix_runs_handler", runs.c.workflow, runs.c.handler, runs.c.seq),
     Index("ix_runs_retry_of", runs.c.retry_of),
 )
+Index("ix_runs_workflow_seq", runs.c.workflow, runs.c.seq)
 
 ledger = Table(
     "keep_ledger",
@@ -242,6 +247,8 @@ Index(
     sqlite_where=ledger.c.status == "needs_reconcile",
     postgresql_where=ledger.c.status == "needs_reconcile",
 )
+
+Index("ix_ledger_workflow_seq", ledger.c.workflow, ledger.c.seq)
 
 audit = Table(
     "keep_audit",
@@ -312,7 +319,29 @@ def _add_planning_indexes(conn: Connection) -> None:
         index.create(conn, checkfirst=True)
 
 
-UPGRADES: dict[int, Upgrade] = {1: _add_run_facts, 2: _add_planning_indexes}
+_PAGE_INDEXES = (
+    "ix_events_workflow_seq",
+    "ix_events_topic_seq",
+    "ix_events_created_by",
+    "ix_runs_workflow_seq",
+    "ix_ledger_workflow_seq",
+)
+
+
+def _add_page_indexes(conn: Connection) -> None:
+    """Version 3 → 4: the indexes that keep a page of events, runs or ledger entries (newest
+    first, by workflow and topic, or the events a run published) independent of their number."""
+    for table in (events, runs, ledger):
+        for index in table.indexes:
+            if index.name in _PAGE_INDEXES:
+                index.create(conn, checkfirst=True)
+
+
+UPGRADES: dict[int, Upgrade] = {
+    1: _add_run_facts,
+    2: _add_planning_indexes,
+    3: _add_page_indexes,
+}
 """Upgrade steps by the version they start from: ``UPGRADES[n]`` takes a database from
 ``n`` to ``n + 1``."""
 

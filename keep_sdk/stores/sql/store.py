@@ -16,7 +16,13 @@ from typing import Any
 from sqlalchemy import and_, exists, func, insert, literal_column, or_, select, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from keep_sdk.errors import ActiveRunExists, MutationConflict, StoreConflict, StoreError
+from keep_sdk.errors import (
+    ActiveRunExists,
+    MutationConflict,
+    NotFound,
+    StoreConflict,
+    StoreError,
+)
 from keep_sdk.model import (
     Event,
     EventStatus,
@@ -163,6 +169,87 @@ class SqlStore(TransactionalStore):
             found = tx.conn.execute(query.order_by(t.events.c.seq).limit(limit))
             return [rows.event(r) for r in found]
 
+    def page_events(
+        self,
+        workflow: str,
+        *,
+        topic: str | None = None,
+        status: EventStatus | None = None,
+        created_by: str | None = None,
+        before: str | None = None,
+        limit: int,
+    ) -> list[Event]:
+        query = select(t.events).where(t.events.c.workflow == workflow)
+        if topic is not None:
+            query = query.where(t.events.c.topic == topic)
+        if status is not None:
+            query = query.where(t.events.c.status == status.value)
+        if created_by is not None:
+            query = query.where(t.events.c.created_by == created_by)
+        with self._sql(write=False) as tx:
+            query = _keyset(tx, query, t.events, before, "event")
+            return [rows.event(r) for r in tx.conn.execute(query.limit(limit))]
+
+    def page_runs(
+        self,
+        *,
+        workflow: str | None = None,
+        status: RunStatus | None = None,
+        before: str | None = None,
+        limit: int,
+    ) -> list[RunRecord]:
+        query = select(t.runs)
+        if workflow is not None:
+            query = query.where(t.runs.c.workflow == workflow)
+        if status is not None:
+            query = query.where(t.runs.c.status == status.value)
+        with self._sql(write=False) as tx:
+            query = _keyset(tx, query, t.runs, before, "run")
+            return [rows.run(r) for r in tx.conn.execute(query.limit(limit))]
+
+    def page_ledger(
+        self,
+        *,
+        workflow: str | None = None,
+        status: LedgerStatus | None = None,
+        before: str | None = None,
+        limit: int,
+    ) -> list[LedgerEntry]:
+        query = select(t.ledger)
+        if workflow is not None:
+            query = query.where(t.ledger.c.workflow == workflow)
+        if status is not None:
+            query = query.where(t.ledger.c.status == status.value)
+        with self._sql(write=False) as tx:
+            query = _keyset(tx, query, t.ledger, before, "ledger entry")
+            return [rows.ledger_entry(r) for r in tx.conn.execute(query.limit(limit))]
+
+    def runs_by_ids(self, run_ids: Sequence[str]) -> list[RunRecord]:
+        wanted = list(dict.fromkeys(run_ids))
+        if not wanted:
+            return []
+        with self._sql(write=False) as tx:
+            found = tx.conn.execute(select(t.runs).where(t.runs.c.id.in_(wanted)))
+            by_id = {r.id: r for r in (rows.run(row) for row in found)}
+        return [by_id[i] for i in wanted if i in by_id]
+
+    def ledger_for_runs(self, run_ids: Sequence[str]) -> list[LedgerEntry]:
+        wanted = list(dict.fromkeys(run_ids))
+        if not wanted:
+            return []
+        with self._sql(write=False) as tx:
+            found = tx.conn.execute(select(t.ledger).where(t.ledger.c.run_id.in_(wanted)))
+            return [rows.ledger_entry(r) for r in found]
+
+    def events_published_by(self, workflow: str, run_ids: Sequence[str]) -> list[Event]:
+        wanted = list(dict.fromkeys(run_ids))
+        if not wanted:
+            return []
+        query = select(t.events).where(t.events.c.created_by.in_(wanted)).order_by(t.events.c.seq)
+        with self._sql(write=False) as tx:
+            found = [rows.event(r) for r in tx.conn.execute(query)]
+        return [e for e in found if e.workflow == workflow]
+
     def bulk_load_events(self, workflow: str, events: Sequence[Event]) -> None:
         """Insert `events` as given (status included), bypassing publish; one transaction."""
         values = [{**rows.event_values(e), "workflow": workflow} for e in events]
@@ -300,6 +387,16 @@ class SqlStore(TransactionalStore):
                 table.name: tx.conn.execute(select(func.count()).select_from(table)).scalar_one()
                 for table in t.metadata.sorted_tables
             }
+
+
+def _keyset(tx: SqlTransaction, query: Any, table: Any, before: str | None, what: str) -> Any:
+    """`query` newest first, after the row with id `before` (`NotFound` when there is none)."""
+    if before is not None:
+        seq = tx.conn.execute(select(table.c.seq).where(table.c.id == before)).scalar()
+        if seq is None:
+            raise NotFound(f"no {what} {before!r} to page from; start again from the first page")
+        query = query.where(table.c.seq < seq)
+    return query.order_by(table.c.seq.desc())
 
 
 def _rows_examined(plan: Mapping[str, Any]) -> int:

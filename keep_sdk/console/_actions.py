@@ -1,0 +1,124 @@
+"""A person's actions from the console, through the same `PersonActions` calls as the CLI.
+
+Each action is audited under the console's actor. Actions that continue runs
+(grant, resolve) hold the workflow's lease meanwhile, as ``keep grant`` and
+``keep resolve`` do, and one action runs at a time in a console.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from keep_sdk.app import Installation
+from keep_sdk.model import RunRecord, RunStatus
+
+__all__ = ["ActionRequest", "ActionResult", "Actions"]
+
+_RETRIED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
+
+Choice = Literal["retry", "didnt-happen", "skip"]
+
+
+class ActionRequest(BaseModel):
+    """One action, as a form or an API body names it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    action: Literal["grant", "resolve", "skip-event", "pause", "resume"]
+    workflow: str | None = Field(default=None, min_length=1, max_length=200)
+    permission: str | None = Field(default=None, min_length=1, max_length=200)
+    run: str | None = Field(default=None, min_length=1, max_length=64)
+    event: str | None = Field(default=None, min_length=1, max_length=64)
+    choice: Choice | None = None
+    reason: str | None = Field(default=None, max_length=1000)
+
+    @model_validator(mode="after")
+    def _complete(self) -> ActionRequest:
+        missing = [name for name in _NEEDS[self.action] if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"the {self.action} action needs: {', '.join(missing)}")
+        return self
+
+
+class ActionResult(BaseModel):
+    """What an action did, in words, and the runs it continued as they ended."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    message: str
+    runs: list[RunRecord] = Field(default_factory=list)
+
+
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "grant": ("workflow", "permission"),
+    "resolve": ("run", "choice"),
+    "skip-event": ("event",),
+    "pause": ("workflow",),
+    "resume": ("workflow",),
+}
+
+
+def _need(value: str | None) -> str:
+    assert value is not None, "ActionRequest checks its fields"
+    return value
+
+
+class Actions:
+    """Performs `ActionRequest`s on an installation as `actor`."""
+
+    def __init__(self, installation: Installation, *, actor: str, wait_s: float) -> None:
+        self.installation = installation
+        self.actor = actor
+        self.wait_s = wait_s
+        self._lock = threading.Lock()
+        self._worker = f"console:{os.getpid()}"
+
+    def perform(self, request: ActionRequest) -> ActionResult:
+        """Do `request`; a refused action (`ActionRefused`, `NotFound`, a conflict) raises
+        with nothing changed."""
+        with self._lock:
+            return self._perform(request)
+
+    def _perform(self, request: ActionRequest) -> ActionResult:
+        inst, who, action = self.installation, self.actor, request.action
+        acts = inst.actions
+        if action == "skip-event":
+            event = acts.skip_event(_need(request.event), actor=who, reason=request.reason)
+            return ActionResult(message=f"skipped {event.title!r}; it will not be delivered")
+        if action in ("pause", "resume"):
+            workflow = _need(request.workflow)
+            if action == "pause":
+                acts.pause(workflow, actor=who, reason=request.reason)
+                return ActionResult(
+                    message=f"paused {workflow}; runs already waiting stay as they are"
+                )
+            acts.resume(workflow, actor=who)
+            return ActionResult(message=f"resumed {workflow}")
+        if action == "grant":
+            workflow = _need(request.workflow)
+            permission = _need(request.permission)
+            inst.store.get_workflow(workflow)
+            acts.check_permission(permission)
+            with inst.holding(workflow, worker=self._worker, wait_s=self.wait_s):
+                resumed = acts.grant(workflow, permission, actor=who)
+            return ActionResult(message=f"granted {permission} to {workflow}", runs=resumed)
+        run = inst.store.get_run(_need(request.run))
+        choice = request.choice
+        with inst.holding(run.workflow, worker=self._worker, wait_s=self.wait_s):
+            if choice == "retry" and run.status in _RETRIED:
+                ended = acts.retry(run.id, actor=who)
+            elif choice == "retry":
+                ended = acts.try_again(run.id, actor=who)
+            elif choice == "didnt-happen":
+                ended = acts.didnt_happen(run.id, actor=who)
+            else:
+                ended = acts.skip(run.id, actor=who)
+        return ActionResult(
+            message=f"run {ended.id} ({ended.handler}) is {ended.status.value} "
+            f"at {ended.phase.value}",
+            runs=[ended],
+        )

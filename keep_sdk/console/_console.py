@@ -1,0 +1,51 @@
+"""The console's state: the opened installation, its token guard, actions and templates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.templating import Jinja2Templates
+
+from keep_sdk.app import Installation
+from keep_sdk.console._actions import Actions
+from keep_sdk.console._security import Guard
+from keep_sdk.console._settings import ConsoleSettings
+
+__all__ = ["STATIC", "Console"]
+
+STATIC = Path(__file__).parent / "static"
+
+
+def _templates() -> Jinja2Templates:
+    env = Environment(
+        loader=PackageLoader("keep_sdk.console", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+    )
+    env.filters["json"] = _pretty
+    return Jinja2Templates(env=env)
+
+
+def _pretty(value: object) -> str:
+    import json
+
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+@dataclass
+class Console:
+    """Everything a request handler needs."""
+
+    settings: ConsoleSettings
+    installation: Installation
+    guard: Guard = field(init=False)
+    actions: Actions = field(init=False)
+    templates: Jinja2Templates = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.guard = Guard(self.settings.token)
+        self.actions = Actions(
+            self.installation, actor=self.settings.actor, wait_s=self.settings.action_wait_s
+        )
+        self.templates = _templates()
