@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -91,6 +92,16 @@ __all__ = ["Runtime"]
 TRANSIENT_MARK = "host: transient failure "
 """Prefix of the run log line written for each transient failure, for people reading the log;
 the backoff counts `RunRecord.transient_failures`."""
+
+
+def _describe(exc: Exception) -> str:
+    """One line about an unexpected host exception: its class and the first line of its
+    text, without what a database driver appends (the SQL, its parameters)."""
+    first = str(exc).split("\n", 1)[0]
+    first = re.sub(r"^\([\w.]+\) ", "", first)
+    if len(first) > 500:
+        first = first[:500] + "…[truncated]"
+    return f"{type(exc).__name__}: {first}"
 
 
 def _ignore(observation: Observation) -> None:
@@ -162,6 +173,7 @@ class Runtime:
         self.observer = Observer(store, self.observe)
         self._versions: dict[tuple[str, int], _Loaded] = {}
         self._logs: dict[str, list[str]] = {}
+        self._log_bytes: dict[str, int] = {}
         self.mutations = MutationDesk(
             store=store,
             connectors=self.connectors,
@@ -390,7 +402,7 @@ class Runtime:
         except KeepError as exc:
             return self._fail(self.store.get_run(run.id), exc)
         except Exception as exc:
-            internal = InternalError(f"host error in run {run.id}: {type(exc).__name__}: {exc}")
+            internal = InternalError(f"host error in run {run.id}: {_describe(exc)}")
             internal.__cause__ = exc
             return self._fail(self.store.get_run(run.id), internal)
 
@@ -405,7 +417,7 @@ class Runtime:
             state=self._state_of(output),
             publishes=host.publishes,
             next_run_at=next_run_at(producer.schedule, self.now()),
-            logs=self._logs.pop(run.id, []),
+            logs=self._take_logs(run.id),
         )
         return commit.run
 
@@ -482,7 +494,7 @@ class Runtime:
             state=self._state_of(output),
             publishes=host.publishes,
             mutation_result=mutation_result,
-            logs=self._logs.pop(run.id, []),
+            logs=self._take_logs(run.id),
         )
         return commit.run
 
@@ -536,9 +548,11 @@ class Runtime:
             publish_topics=tuple(host.publishable),
             policy=self.policy,
             determinism=self._determinism(run),
+            log_bytes_before=self._log_bytes.get(run.id, 0),
             filename=f"{run.workflow}@v{run.workflow_version}",
         )
         result = self.isolation.run(request, host)
+        self._log_bytes[run.id] = request.log_bytes_before + result.trace.log_bytes
         self._logs.setdefault(run.id, []).extend(
             f"{host.phase.value} {line.level}: {line.text}" for line in result.trace.console
         )
@@ -555,6 +569,11 @@ class Runtime:
                 phase=host.phase.value,
             )
         return outcome
+
+    def _take_logs(self, run_id: str) -> list[str]:
+        """The run's log lines, and forget its console byte count (the attempt is over)."""
+        self._log_bytes.pop(run_id, None)
+        return self._logs.pop(run_id, [])
 
     def _determinism(self, run: RunRecord) -> Determinism | None:
         if not self.deterministic:
@@ -646,7 +665,7 @@ class Runtime:
             error=error,
             failure=failure,
             resume_at=resume_at,
-            logs=self._logs.pop(run.id, []),
+            logs=self._take_logs(run.id),
             release_reservations=release_reservations,
             permission=permission,
         )

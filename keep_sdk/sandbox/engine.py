@@ -143,7 +143,7 @@ class PhaseRun:
         self._exposed = exposed or self._allowed
         self._console: list[ConsoleLine] = []
         self._log_bytes = 0
-        self._log_closed = False
+        self._log_budget = max(0, self._limits.max_log_bytes - request.log_bytes_before)
         self._publishes = 0
         self._published_bytes = 0
         self._trace_bytes = 0
@@ -205,6 +205,7 @@ class PhaseRun:
             host_time_s=self._host_s,
             boundary_time_s=self._boundary_s,
             truncated=self._trace_truncated,
+            log_bytes=self._log_bytes,
         )
         return PhaseResult(outcome=outcome, trace=trace, isolation="in_process")
 
@@ -226,7 +227,7 @@ class PhaseRun:
                 "maxCalls": limits.max_host_calls,
                 "maxValueBytes": limits.max_value_bytes,
                 "maxLineChars": min(_MAX_LINE_CHARS, max(limits.max_log_bytes, 1)),
-                "maxLogChars": limits.max_log_bytes,
+                "maxLogBytes": self._log_budget,
                 "clock": determinism.clock_ms if determinism else None,
                 "seed": determinism.seed if determinism else 0,
             }
@@ -431,6 +432,8 @@ class PhaseRun:
             elif head == "!":
                 at, column = script_location(str(record[3]) if len(record) > 3 else "")
                 limit = Limit(record[1])
+                if limit is Limit.LOG_BYTES:
+                    _finish(self._log_failure(at, column))
                 _finish(LimitFailure(limit=limit, message=str(record[2]), line=at, column=column))
             elif head == "site":
                 line_at, column_at = record[1], record[2]
@@ -462,17 +465,21 @@ class PhaseRun:
         _finish(outcome)
 
     def _log(self, level: str, text: str) -> None:
-        if self._log_closed:
-            return
         text = codec.clean_text(str(text))
         size = len(text.encode("utf-8"))
-        if self._log_bytes + size > self._limits.max_log_bytes:
-            self._log_closed = True
-            notice = f"[console output truncated: more than {self._limits.max_log_bytes} bytes]"
-            self._console.append(ConsoleLine(level="warn", text=notice))
-            return
+        if self._log_bytes + size > self._log_budget:
+            _finish(self._log_failure(None, None))
         self._log_bytes += size
         self._console.append(ConsoleLine(level=level, text=text))
+
+    def _log_failure(self, line: int | None, column: int | None) -> LimitFailure:
+        before = self._request.log_bytes_before
+        earlier = f" (earlier phases of this run logged {before})" if before else ""
+        message = (
+            f"console output in this run is over {self._limits.max_log_bytes} bytes of UTF-8 "
+            f"(max_log_bytes){earlier}; log counts, ids or summaries instead of whole values"
+        )
+        return LimitFailure(limit=Limit.LOG_BYTES, message=message, line=line, column=column)
 
     def _traced(self, *values: JsonValue, size: int | None = None) -> bool:
         """Whether `values` (of `size` bytes, measured if not given) still fit in the trace

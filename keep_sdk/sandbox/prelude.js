@@ -50,6 +50,8 @@
   const lineOf = getOwnPropertyDescriptor(functionPrototype, "lineNumber");
   const columnOf = getOwnPropertyDescriptor(functionPrototype, "columnNumber");
   const OriginalDate = Date;
+  const regexpExec = RegExp.prototype.exec;
+  const asciiOnly = /^[\x00-\x7f]*$/;
   const dateToString = OriginalDate.prototype.toString;
 
   function flat(text) {
@@ -65,6 +67,32 @@
     return flat(apply(strSlice, text, [0, end])) + "…[truncated]";
   }
 
+  // UTF-8 bytes of `text` once the host has replaced each lone surrogate with U+FFFD.
+  function utf8Length(text) {
+    if (apply(regexpExec, asciiOnly, [text]) !== null) return text.length;
+    let bytes = 0;
+    const length = text.length;
+    for (let i = 0; i < length; i++) {
+      const unit = apply(charCodeAt, text, [i]);
+      if (unit < 0x80) {
+        bytes = bytes + 1;
+      } else if (unit < 0x800) {
+        bytes = bytes + 2;
+      } else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < length) {
+        const next = apply(charCodeAt, text, [i + 1]);
+        if (next >= 0xdc00 && next <= 0xdfff) {
+          bytes = bytes + 4;
+          i = i + 1;
+        } else {
+          bytes = bytes + 3;
+        }
+      } else {
+        bytes = bytes + 3;
+      }
+    }
+    return bytes;
+  }
+
   return function boot(configText) {
     const config = parse(configText);
     const pending = create(null);
@@ -73,7 +101,7 @@
     let calls = 0;
     let terminal = false;
     let settled = false;
-    let logChars = 0;
+    let logBytes = 0;
     let logClosed = false;
     let defined = false;
     let definition;
@@ -287,8 +315,12 @@
         if (text.length > config.maxLineChars) break;
       }
       text = cut(text, config.maxLineChars);
-      logChars = logChars + text.length;
-      if (logChars > config.maxLogChars) logClosed = true;
+      logBytes = logBytes + utf8Length(text);
+      if (logBytes > config.maxLogBytes) {
+        logClosed = true;
+        flag("log_bytes", "", cut(apply(errorStackGetter, new ErrorC(), []), 1000));
+        throw new RangeErrorC("console output exceeds the run's max_log_bytes");
+      }
       emit('["log",' + stringify(level) + "," + stringify(text) + "]");
     }
 
