@@ -165,7 +165,6 @@ UtcDatetime = Annotated[dt.datetime, AfterValidator(_utc)]
 """A datetime; a value without a zone is taken as UTC, and all are stored in UTC."""
 
 
-
 def _no_nul(value: str) -> str:
     if "\x00" in value:
         raise ValueError(

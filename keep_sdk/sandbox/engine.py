@@ -50,6 +50,7 @@ from keep_sdk.sandbox.outcome import (
     PhaseResult,
     Trace,
 )
+from keep_sdk.sandbox.shadowing import keep_declared_at
 from keep_sdk.sandbox.stack import safe_stack_bytes
 
 __all__ = ["ARGUMENT_ENVELOPE", "PUBLISH_RESERVE", "PhaseRun", "prelude_source", "run_phase"]
@@ -72,6 +73,9 @@ PUBLISH_RESERVE: Final = 512
 ARGUMENT_ENVELOPE: Final = 4_096
 """Bytes `prepared` and `mutationResult` may exceed `max_value_bytes` by: the fields the
 host adds around what ``prepare`` and the connector returned."""
+
+
+_NO_WORKFLOW: Final = "the script never called Keep.workflow("
 
 
 @lru_cache(maxsize=1)
@@ -120,6 +124,22 @@ class _Finished(Exception):
 
 def _finish(outcome: Outcome) -> NoReturn:
     raise _Finished(outcome)
+
+
+def _explain_shadowed_keep(outcome: Outcome, source: str) -> Outcome:
+    """`outcome`, or, when the script never called the global `Keep.workflow` because it
+    declares a `Keep` of its own, a failure located at that declaration saying so."""
+    if not isinstance(outcome, LogicFailure) or _NO_WORKFLOW not in outcome.message:
+        return outcome
+    line = keep_declared_at(source)
+    if line is None:
+        return outcome
+    message = (
+        f"the script declares its own `Keep` at line {line}, which hides the global `Keep` the "
+        "sandbox provides, so the global Keep.workflow(...) was never called; remove or "
+        "rename that declaration and `export default Keep.workflow({...})`"
+    )
+    return LogicFailure(message=message, line=line, column=1)
 
 
 class PhaseRun:
@@ -183,6 +203,7 @@ class PhaseRun:
                 self._guard.close()
             self._dispatch = None
             del context
+        outcome = _explain_shadowed_keep(outcome, self._request.source)
         if self._mutation is not None:
             performed = outcome is self._mutation
             self._calls.append(

@@ -52,6 +52,7 @@
   const OriginalDate = Date;
   const regexpExec = RegExp.prototype.exec;
   const asciiOnly = /^[\x00-\x7f]*$/;
+  const lineBreak = /[\n\r\u2028\u2029]/;
   const dateToString = OriginalDate.prototype.toString;
 
   function flat(text) {
@@ -65,6 +66,34 @@
     const last = apply(charCodeAt, text, [end - 1]);
     if (last >= 0xd800 && last <= 0xdbff) end = end - 1;
     return flat(apply(strSlice, text, [0, end])) + "…[truncated]";
+  }
+
+  // `name` on one line: a function name cannot print a frame of its own into a stack.
+  function oneLine(name) {
+    if (apply(regexpExec, lineBreak, [name]) === null) return name;
+    let text = "";
+    for (let i = 0; i < name.length; i++) {
+      const unit = apply(charCodeAt, name, [i]);
+      const broken = unit === 0x0a || unit === 0x0d || unit === 0x2028 || unit === 0x2029;
+      text = text + (broken ? "\\n" : apply(strSlice, name, [i, i + 1]));
+    }
+    return text;
+  }
+
+  // The engine's stack format, built from its call sites with every name on one line.
+  function formatStack(error, sites) {
+    let text = "";
+    for (let i = 0; i < sites.length; i++) {
+      const site = sites[i];
+      const name = site.getFunctionName();
+      const shown = typeof name === "string" && name !== "" ? oneLine(name) : "<anonymous>";
+      if (site.isNative()) {
+        text = text + "    at " + shown + " (native)\n";
+      } else {
+        text = text + "    at " + shown + " (" + site.getFileName() + ":" + site.getLineNumber() + ":" + site.getColumnNumber() + ")\n";
+      }
+    }
+    return text;
   }
 
   // UTF-8 bytes of `text` once the host has replaced each lone surrogate with U+FFFD.
@@ -489,7 +518,8 @@
     delete G.WeakRef;
     delete G.SharedArrayBuffer;
     delete G.Atomics;
-    defineProperty(ErrorC, "prepareStackTrace", { value: undefined, writable: false, enumerable: false, configurable: false });
+    ErrorC.prepareStackTrace = formatStack;
+    defineProperty(ErrorC, "prepareStackTrace", { value: formatStack, writable: false, enumerable: false, configurable: false });
     defineProperty(ErrorC, "stackTraceLimit", { value: 6, writable: false, enumerable: false, configurable: false });
 
     const resolvedPromise = new PromiseC(function (resolve) {

@@ -27,24 +27,30 @@ export default Keep.workflow({
   name: "mail-to-sheet",
   topics: { "email.received": {}, "row.created": {} },
   producers: {
-    rawInfinity: { schedule: { interval: "5m" }, handler: async (ctx) => {
+    rawInfinity: { EVERY, handler: async (ctx) => {
       await publish(ctx, "inf", { price: JSON.rawJSON("1e999") });
     } },
-    hugeInteger: { schedule: { interval: "5m" }, handler: async (ctx) => { await publish(ctx, "big", { n: 2 ** 64 }); } },
-    nulPayload: { schedule: { interval: "5m" }, handler: async (ctx) => { await publish(ctx, "nul", { s: "a\u0000b" }); } },
-    nulTitle: { schedule: { interval: "5m" }, handler: async (ctx) => { await publish(ctx, "nult", 1, "x\u0000y"); } },
-    nulMessageId: { schedule: { interval: "5m" }, handler: async (ctx) => { await publish(ctx, "m\u0000", 1); } },
-    nulState: { schedule: { interval: "5m" }, handler: async (ctx) => ({ cursor: "\u0000" }) },
-    nulError: { schedule: { interval: "5m" }, handler: async (ctx) => { console.log("nul \u0000 log"); throw new Error("bad \u0000 thing"); } },
-    surrogateKey: { schedule: { interval: "5m" }, handler: async (ctx) => { await publish(ctx, "sk", { ["\uD83D"]: 1 }); } },
-    outOfMemory: { schedule: { interval: "5m" }, handler: async (ctx) => { const a = []; for (;;) a.push([a.length, {}]); } },
-    regexpMemory: { schedule: { interval: "5m" }, handler: async (ctx) => {
+    hugeInteger: { EVERY, handler: async (ctx) => { await publish(ctx, "big", { n: 2 ** 64 }); } },
+    nulPayload: { EVERY, handler: async (ctx) => { await publish(ctx, "nul", { s: "a\0b" }); } },
+    nulTitle: { EVERY, handler: async (ctx) => { await publish(ctx, "nult", 1, "x\u0000y"); } },
+    nulMessageId: { EVERY, handler: async (ctx) => { await publish(ctx, "m\u0000", 1); } },
+    nulState: { EVERY, handler: async (ctx) => ({ cursor: "\u0000" }) },
+    nulError: { EVERY, handler: async (ctx) => {
+      console.log("nul \u0000 log");
+      throw new Error("bad \u0000 thing");
+    } },
+    surrogateKey: { EVERY, handler: async (ctx) => { await publish(ctx, "sk", { "\uD83D": 1 }); } },
+    outOfMemory: { EVERY, handler: async (ctx) => {
+      const a = [];
+      for (;;) a.push([a.length, {}]);
+    } },
+    regexpMemory: { EVERY, handler: async (ctx) => {
       const s = "a".repeat(4_000_000);
       return { n: /(a|a)*b?(?:(a)*)*$/.exec(s + "c") ? 1 : 0 };
     } },
-    logFlood: { schedule: { interval: "5m" }, handler: async (ctx) => { for (;;) console.log("é".repeat(4000)); } },
-    hugeMessage: { schedule: { interval: "5m" }, handler: async (ctx) => { throw new Error("m".repeat(900000)); } },
-    good: { schedule: { interval: "5m" }, handler: async (ctx) => {
+    logFlood: { EVERY, handler: async (ctx) => { for (;;) console.log("é".repeat(4000)); } },
+    hugeMessage: { EVERY, handler: async (ctx) => { throw new Error("m".repeat(900000)); } },
+    good: { EVERY, handler: async (ctx) => {
       await publish(ctx, "g1", { n: Number.MAX_SAFE_INTEGER, s: "\u{1F600} \u2028" });
       return { cursor: "ok" };
     } },
@@ -63,7 +69,7 @@ export default Keep.workflow({
     }),
   },
 });
-"""
+""".replace("EVERY", 'schedule: { interval: "5m" }')
 
 EXPECTED = {
     "rawInfinity": (RunStatus.FAILED_LOGIC, "not a function (at mail-to-sheet@v1:"),
@@ -131,7 +137,8 @@ def test_every_kind_leaves_the_store_strict_and_every_topic_peekable(store_url: 
             run = env.runtime.run_producer("mail-to-sheet", name)
             assert run.status is status, (name, run.status, run.error)
             if needle is not None:
-                assert run.error is not None and needle in run.error, (name, run.error)
+                assert run.error is not None, name
+                assert needle in run.error, (name, run.error)
             if run.error is not None:
                 assert len(run.error) <= 2_200, name
                 assert not any(word in run.error for word in INTERNALS), (name, run.error)

@@ -273,11 +273,95 @@ def test_a_function_named_like_a_stack_frame_does_not_move_the_line(isolated: Is
     assert outcome.line == 3
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "x\\n    at evil (workflow.js:1:1)",
+        "x (<input>:1:1)\\n    at evil",
+        "x (<input>:1:1)\\r\\n    at evil",
+        "x (<input>:1:1)\\u2028    at evil",
+    ],
+)
+def test_a_function_name_with_a_line_break_cannot_print_a_frame(
+    isolated: Isolated, name: str
+) -> None:
+    source = producer(
+        f'const name = "{name}";\n'
+        "const f = { [name]: () => { throw new Error('boom'); } }[name];\n"
+        "f();"
+    )
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert (outcome.line, outcome.column) == (4, 39)
+
+
+def test_the_script_still_reads_its_own_stack_with_names(isolated: Isolated) -> None:
+    source = producer(
+        "function inner() { return new Error('x').stack; }\n"
+        "const g = { ['a\\nb']: () => inner() }['a\\nb'];\nreturn g();"
+    )
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, Completed), outcome
+    assert isinstance(outcome.result, str)
+    lines = outcome.result.splitlines()
+    assert lines[0].startswith("    at inner (<input>:3:")
+    assert lines[1].startswith("    at a\\nb (<input>:4:")
+
+
+@pytest.mark.parametrize(
+    ("declaration", "line"),
+    [
+        ("const Keep = { workflow: (d) => d, consumer: (d) => d };", 1),
+        ("function Keep() {}\nKeep.workflow = (d) => d;", 1),
+        ("const x = 1;\nlet { a, b: [Keep] } = { a: 1, b: [{ workflow: (d) => d }] };", 2),
+        ("class Keep { static workflow(d) { return d; } }", 1),
+    ],
+)
+def test_a_module_that_shadows_keep_is_told_so_at_the_declaration(
+    isolated: Isolated, declaration: str, line: int
+) -> None:
+    source = declaration + "\n" + producer("return 1;")
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert f"declares its own `Keep` at line {line}" in outcome.message
+    assert outcome.line == line
+
+
+def test_a_script_without_a_workflow_and_no_keep_of_its_own_is_told_to_export_one(
+    isolated: Isolated,
+) -> None:
+    source = "const Keeper = 1;\n// const Keep = 2;\nexport default { producers: {} };"
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert "never called Keep.workflow(...)" in outcome.message
+    assert "declares its own" not in outcome.message
+
+
+@pytest.mark.parametrize(
+    ("body", "limit", "absent"),
+    [
+        ("const a = [];\nfor (;;) a.push([a.length, {}]);", Limit.MEMORY, ("nest", "wall")),
+        ("let s = 'ab';\nfor (;;) s = s + s;", Limit.MEMORY, ("nest", "wall")),
+        ("for (;;) {}", Limit.CPU_TIME, ("memory", "nest", "wall-clock")),
+        ("function r(n) { return r(n + 1) + 1; }\nreturn r(0);", Limit.STACK, ("memory", "nest")),
+    ],
+)
+def test_memory_time_and_stack_are_told_apart(
+    isolated: Isolated, body: str, limit: Limit, absent: tuple[str, ...]
+) -> None:
+    outcome = isolated(request(producer(body)), None).outcome
+    assert isinstance(outcome, LimitFailure), outcome
+    assert outcome.limit is limit
+    assert not any(word in outcome.message for word in absent), outcome.message
+
+
 def test_out_of_memory_in_a_regexp_is_the_memory_limit(isolated: Isolated) -> None:
     source = producer("const s = 'a'.repeat(2e6);\nreturn /(a|b)*c/.exec(s);")
     outcome = isolated(request(source), None).outcome
     assert isinstance(outcome, LimitFailure)
     assert outcome.limit is Limit.MEMORY
+    assert "out of memory" in outcome.message
+    assert "logic" not in outcome.message
 
 
 def test_a_huge_error_is_capped(isolated: Isolated) -> None:

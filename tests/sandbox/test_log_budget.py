@@ -51,7 +51,8 @@ def test_catching_the_limit_error_does_not_resume_logging(isolated: Isolated) ->
         "return 1;"
     )
     outcome = isolated(request(source, policy=_policy()), RecordingHost()).outcome
-    assert isinstance(outcome, LimitFailure) and outcome.limit is Limit.LOG_BYTES
+    assert isinstance(outcome, LimitFailure)
+    assert outcome.limit is Limit.LOG_BYTES
 
 
 def test_bytes_logged_by_earlier_phases_of_the_run_count() -> None:
@@ -60,15 +61,14 @@ def test_bytes_logged_by_earlier_phases_of_the_run_count() -> None:
     assert fits.outcome == Completed(result=1)
     assert fits.trace.log_bytes == 300
     over = run(source, policy=_policy(), log_bytes_before=701).outcome
-    assert isinstance(over, LimitFailure) and over.limit is Limit.LOG_BYTES
+    assert isinstance(over, LimitFailure)
+    assert over.limit is Limit.LOG_BYTES
     assert "earlier phases of this run logged 701" in over.message
 
 
 @settings(max_examples=25, deadline=None)
 @given(
-    text=st.text(
-        st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=60
-    ),
+    text=st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=60),
     repeat=st.integers(1, 40),
 )
 def test_the_unit_is_utf8_bytes_in_the_script_and_the_host(text: str, repeat: int) -> None:
@@ -82,4 +82,5 @@ def test_the_unit_is_utf8_bytes_in_the_script_and_the_host(text: str, repeat: in
         assert at_limit.trace.console[0].text == line
     if size > 1:
         below = run(source, policy=_policy(size - 1)).outcome
-        assert isinstance(below, LimitFailure) and below.limit is Limit.LOG_BYTES
+        assert isinstance(below, LimitFailure)
+        assert below.limit is Limit.LOG_BYTES
