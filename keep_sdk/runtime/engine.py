@@ -192,20 +192,8 @@ class Runtime:
         Raises `ScriptRejected` (with the validator's report) when the script
         has errors. Returns the version number.
         """
-        workflow = self._check(source, filename)
-        manifest = workflow.manifest
-        workflow_name = name or manifest.name
-        if not workflow_name:
-            raise LogicError('the workflow has no name; add `name: "..."` to Keep.workflow({...})')
-        handlers = [
-            HandlerSpec(name=p.name, kind=HandlerKind.PRODUCER) for p in manifest.producers
-        ] + [
-            HandlerSpec(name=c.name, kind=HandlerKind.CONSUMER, subscribe=list(c.subscribe))
-            for c in manifest.consumers
-        ]
-        return self.store.deploy(
-            workflow_name, source, manifest.model_dump(mode="json"), handlers=handlers
-        )
+        workflow_name, manifest, handlers = self._deployable(source, name, filename)
+        return self.store.deploy(workflow_name, source, manifest, handlers=handlers)
 
     def deploy_if_changed(
         self, source: str, *, name: str | None = None, filename: str | None = None
@@ -217,16 +205,24 @@ class Runtime:
         (nothing is written then). Without `name` the script's own name is
         used. Raises `ScriptRejected` like `deploy` for a script with errors.
         """
-        if name is None:
-            name = self._check(source, filename).manifest.name
-        if name:
-            try:
-                current = self.store.get_workflow_version(name)
-            except NotFound:
-                current = None
-            if current is not None and current.source == source:
-                return current.version, False
-        return self.deploy(source, name=name, filename=filename), True
+        workflow_name, manifest, handlers = self._deployable(source, name, filename)
+        return self.store.deploy_if_changed(workflow_name, source, manifest, handlers=handlers)
+
+    def _deployable(
+        self, source: str, name: str | None, filename: str | None
+    ) -> tuple[str, JsonValue, list[HandlerSpec]]:
+        """Validate `source`; its workflow name, manifest and handlers, ready to deploy."""
+        manifest = self._check(source, filename).manifest
+        workflow_name = name or manifest.name
+        if not workflow_name:
+            raise LogicError('the workflow has no name; add `name: "..."` to Keep.workflow({...})')
+        handlers = [
+            HandlerSpec(name=p.name, kind=HandlerKind.PRODUCER) for p in manifest.producers
+        ] + [
+            HandlerSpec(name=c.name, kind=HandlerKind.CONSUMER, subscribe=list(c.subscribe))
+            for c in manifest.consumers
+        ]
+        return workflow_name, manifest.model_dump(mode="json"), handlers
 
     def _check(self, source: str, filename: str | None) -> LoadedWorkflow:
         if self.load_workflow is None:
