@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 from rich.table import Table
 
+from keep_sdk.cli.outputs import SuiteOutput
 from keep_sdk.cli.support import EXIT_PROBLEM, reports_errors
 from keep_sdk.cli.text import console as text_console
 from keep_sdk.cli.text import line, styled
@@ -35,7 +34,7 @@ def conformance_command(store_url: str, selection: str | None, as_json: bool) ->
     except ConfigurationError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps(report.model_dump(), indent=2))
+        click.echo(SuiteOutput.of(report).model_dump_json(indent=2, by_alias=True))
     else:
         _print_table(report)
     if not report.ok:
