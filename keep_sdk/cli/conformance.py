@@ -6,7 +6,7 @@ import click
 from rich.table import Table
 
 from keep_sdk.cli.outputs import SuiteOutput
-from keep_sdk.cli.support import EXIT_PROBLEM, reports_errors
+from keep_sdk.cli.support import EXIT_PROBLEM, loaded_plugins, reports_errors
 from keep_sdk.cli.text import console as text_console
 from keep_sdk.cli.text import line, styled
 from keep_sdk.conformance.store_suite import SuiteReport, run_store_suite
@@ -28,7 +28,7 @@ def conformance_command(store_url: str, selection: str | None, as_json: bool) ->
     """
     from keep_sdk.app import open_checked_store
 
-    open_checked_store(store_url).close()
+    open_checked_store(store_url, plugins=loaded_plugins()).close()
     try:
         report = run_store_suite(store_url, selection=selection)
     except ConfigurationError as exc:
