@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
 
@@ -39,14 +40,12 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def _race(script: Path, store: str, doubles: Path, count: int) -> list[dict[str, object]]:
     start_at = str(time.time() + 2.0)
     env = {**os.environ, "COLUMNS": "80"}
+    command = [
+        sys.executable, "-c", _BARRIER, start_at, "run", str(script), "--store", store,
+        "--doubles", str(doubles), "--until-idle", "--json", "--isolation", "in-process",
+    ]  # fmt: skip
     children = [
-        subprocess.Popen(
-            [
-                sys.executable, "-c", _BARRIER, start_at, "run", str(script), "--store", store,
-                "--doubles", str(doubles), "--until-idle", "--json", "--isolation", "in-process",
-            ],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        )  # fmt: skip
+        subprocess.Popen(command, stdout=PIPE, stderr=PIPE, text=True, env=env)
         for _ in range(count)
     ]
     outputs = []

@@ -13,7 +13,8 @@ from tests.cli.terminal import BATCHES
 def _broken_plugin(site: Path) -> None:
     info = site / "broken_keep_plugin-1.0.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-keep-plugin\nVersion: 1.0\n")
+    metadata = "Metadata-Version: 2.1\nName: broken-keep-plugin\nVersion: 1.0\n"
+    (info / "METADATA").write_text(metadata)
     (info / "entry_points.txt").write_text("[keep_sdk]\nbroken = no_such_module_for_keep:plugin\n")
 
 
