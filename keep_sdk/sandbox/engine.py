@@ -50,6 +50,7 @@ from keep_sdk.sandbox.outcome import (
     PhaseResult,
     Trace,
 )
+from keep_sdk.sandbox.returns import Marked, mark_returns
 from keep_sdk.sandbox.shadowing import keep_declared_at
 from keep_sdk.sandbox.stack import safe_stack_bytes
 
@@ -172,6 +173,8 @@ class PhaseRun:
         self._boundary_s = 0.0
         self._thread_started = 0.0
         self._handler_at: tuple[int | None, int | None] = (None, None)
+        self._returned_at: tuple[int, int] | None = None
+        self._marked = Marked(text=request.source)
         self._calls: list[HostCall] = []
         self._call_count = 0
         self._jobs = 0
@@ -203,9 +206,9 @@ class PhaseRun:
                 self._guard.close()
             self._dispatch = None
             del context
-        outcome = _explain_shadowed_keep(outcome, self._request.source)
+        performed = self._mutation is not None and outcome is self._mutation
+        outcome = _explain_shadowed_keep(self._as_written(outcome), self._request.source)
         if self._mutation is not None:
-            performed = outcome is self._mutation
             self._calls.append(
                 HostCall(
                     name=f"{self._mutation.connector}.{self._mutation.operation}",
@@ -229,6 +232,16 @@ class PhaseRun:
             log_bytes=self._log_bytes,
         )
         return PhaseResult(outcome=outcome, trace=trace, isolation="in_process")
+
+    def _as_written(self, outcome: Outcome) -> Outcome:
+        """`outcome` with its column in the script as written (returns are marked)."""
+        line, column = getattr(outcome, "line", None), getattr(outcome, "column", None)
+        if line is None or column is None:
+            return outcome
+        written = self._marked.original_column(line, column)
+        if written == column:
+            return outcome
+        return outcome.model_copy(update={"column": written})
 
     def _config(self) -> str:
         limits = self._limits
@@ -330,7 +343,8 @@ class PhaseRun:
         context.set_max_stack_size(safe_stack_bytes(self._limits.stack_bytes))
         boot = _prelude_loader().load(context, self._enter)
         self._dispatch = self._enter(boot, self._config())
-        module = self._enter(context.module, request.source)
+        self._marked = mark_returns(request.source)
+        module = self._enter(context.module, self._marked.text)
         status = self._enter(
             self._dispatch, "run", module, request.handler, request.phase.value, arguments
         )
@@ -400,7 +414,7 @@ class PhaseRun:
         phase = self._request.phase
         limit = Limit.STATE_SIZE if phase in _STATE_PHASES else Limit.VALUE_SIZE
         prefix = f"{phase.value} of {self._request.handler!r} returned a value that cannot leave "
-        line_at, column_at = self._handler_at
+        line_at, column_at = self._returned_at or self._handler_at
         return self._boundary_failure(
             exc, prefix + "the sandbox: ", limit=limit, line=line_at, column=column_at
         )
@@ -456,6 +470,10 @@ class PhaseRun:
                 if limit is Limit.LOG_BYTES:
                     _finish(self._log_failure(at, column))
                 _finish(LimitFailure(limit=limit, message=str(record[2]), line=at, column=column))
+            elif head == "ret":
+                line_at, column_at = record[1], record[2]
+                if isinstance(line_at, int) and isinstance(column_at, int):
+                    self._returned_at = (line_at, self._marked.marked_column(line_at, column_at))
             elif head == "site":
                 line_at, column_at = record[1], record[2]
                 if isinstance(line_at, int) and isinstance(column_at, int):
@@ -544,7 +562,7 @@ class PhaseRun:
                 f"{phase.value} of {self._request.handler!r} returned a value that cannot "
                 "leave the sandbox: "
             )
-            line_at, column_at = self._handler_at
+            line_at, column_at = self._returned_at or self._handler_at
             _finish(
                 self._boundary_failure(exc, prefix, limit=limit, line=line_at, column=column_at)
             )

@@ -16,6 +16,7 @@
 //     ["!", "limit", "detail", "stack"]              a limit the script hit (host is authority)
 //     ["late", "name", "stack"]                      a ctx call refused after the mutation call
 //     ["site", line, column]                         where the handler function is defined
+//     ["ret", line, column]                          the `return` that produced the value (as written)
 //     ["done", value] / ["fail", {name, message, stack}]   the handler settled
 // - the prelude relies only on functions captured here, before user code runs.
 (function keepPrelude() {
@@ -51,7 +52,10 @@
   const columnOf = getOwnPropertyDescriptor(functionPrototype, "columnNumber");
   const OriginalDate = Date;
   const regexpExec = RegExp.prototype.exec;
-  const asciiOnly = /^[\x00-\x7f]*$/;
+  const WeakMapC = WeakMap;
+  const weakGet = WeakMapC.prototype.get;
+  const weakSet = WeakMapC.prototype.set;
+  const asciiOnly = /^[\x01-\x7f]*$/;
   const lineBreak = /[\n\r\u2028\u2029]/;
   const dateToString = OriginalDate.prototype.toString;
 
@@ -96,14 +100,16 @@
     return text;
   }
 
-  // UTF-8 bytes of `text` once the host has replaced each lone surrogate with U+FFFD.
+  // UTF-8 bytes of `text` once the host has replaced each lone surrogate and NUL with U+FFFD.
   function utf8Length(text) {
     if (apply(regexpExec, asciiOnly, [text]) !== null) return text.length;
     let bytes = 0;
     const length = text.length;
     for (let i = 0; i < length; i++) {
       const unit = apply(charCodeAt, text, [i]);
-      if (unit < 0x80) {
+      if (unit === 0) {
+        bytes = bytes + 3;
+      } else if (unit < 0x80) {
         bytes = bytes + 1;
       } else if (unit < 0x800) {
         bytes = bytes + 2;
@@ -131,6 +137,8 @@
     let terminal = false;
     let settled = false;
     let logBytes = 0;
+    let lastReturn;
+    const returnedAt = new WeakMapC();
     let logClosed = false;
     let defined = false;
     let definition;
@@ -207,9 +215,25 @@
       );
     }
 
+    function isObject(value) {
+      return value !== null && (typeof value === "object" || typeof value === "function");
+    }
+
+    function markReturn(line, column, value) {
+      lastReturn = [line, column];
+      if (isObject(value)) apply(weakSet, returnedAt, [value, lastReturn]);
+      return value;
+    }
+
     function finishValue(value) {
       if (settled) return;
       settled = true;
+      let at = lastReturn;
+      if (isObject(value)) {
+        const found = apply(weakGet, returnedAt, [value]);
+        if (found !== undefined) at = found;
+      }
+      if (value !== undefined && at !== undefined) emit('["ret",' + stringify(at[0]) + "," + stringify(at[1]) + "]");
       let text;
       try {
         text = value === undefined ? undefined : stringify(value);
@@ -562,6 +586,7 @@
       },
     });
     defineProperty(G, "Keep", { value: Keep, writable: false, enumerable: false, configurable: false });
+    defineProperty(G, "__keepReturn", { value: freeze(markReturn), writable: false, enumerable: false, configurable: false });
 
     const hardened = [
       ObjectC,

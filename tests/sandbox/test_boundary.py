@@ -385,7 +385,56 @@ def test_a_big_number_is_not_reported_as_nesting(isolated: Isolated) -> None:
     assert isinstance(outcome, LogicFailure)
     assert "`state.n` is the integer 1152921504606847000" in outcome.message
     assert "nest" not in outcome.message
-    assert outcome.line == 2
+    assert (outcome.line, outcome.column) == (3, 1)
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ("if (state) {\n  return { fine: 1 };\n}\nconst n = 2 ** 60;\n    return { n };", (7, 5)),
+        ("const é = 'é';\nif (é) return { n: 2 ** 60, é };\nreturn 1;", (4, 9)),
+        ("const f = () => { return { n: 2 ** 60 }; };\nconst v = f();\nreturn v;", (5, 1)),
+        ("const n = 2 ** 60;\nreturn (\n  { n }\n);", (4, 1)),
+    ],
+    ids=["second-return", "non-ascii", "helper", "multi-line"],
+)
+def test_a_bad_returned_value_is_located_at_its_return(
+    isolated: Isolated, body: str, where: tuple[int, int]
+) -> None:
+    outcome = isolated(request(producer(body)), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert "`state.n` is the integer" in outcome.message
+    assert (outcome.line, outcome.column) == where
+
+
+def test_a_concise_arrow_handler_is_located_at_its_body(isolated: Isolated) -> None:
+    source = (
+        "export default Keep.workflow({\n"
+        "  producers: { h: { handler: async (ctx) =>\n"
+        "    ({ n: 2 ** 60 }) } },\n"
+        "});\n"
+    )
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert (outcome.line, outcome.column) == (3, 5)
+
+
+def test_marking_returns_moves_no_reported_column(isolated: Isolated) -> None:
+    body = "const n = 1; return { n: n + missing.x };"
+    outcome = isolated(request(producer(body)), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert outcome.line == 3
+    assert outcome.column == body.index("missing") + 1
+
+
+def test_returned_values_pass_through_the_marker_unchanged(isolated: Isolated) -> None:
+    body = (
+        "const same = {};\nconst f = () => same;\n"
+        "const g = function () { return 1, 2; };\n"
+        "return [f() === same, g(), (() => ({ a: [1] }))()];"
+    )
+    outcome = isolated(request(producer(body)), None).outcome
+    assert outcome == Completed(result=[True, 2, {"a": [1]}])
 
 
 def test_wall_time_names_where_the_time_went(isolated: Isolated) -> None:

@@ -297,12 +297,14 @@ def test_rope_strings_are_flattened_before_they_cross() -> None:
     assert result.trace.console[0].text == "x" * 600 + "y" * 600
 
 
-def test_the_prelude_leaves_no_trace_on_the_global_object() -> None:
+def test_the_prelude_leaves_only_the_return_marker_on_the_global_object() -> None:
     source = producer(
-        "return Object.getOwnPropertyNames(globalThis).filter("
-        "(n) => n.startsWith('__') || n === 'boot' || n === 'dispatch');"
+        "const names = Object.getOwnPropertyNames(globalThis).filter("
+        "(n) => n.startsWith('__') || n === 'boot' || n === 'dispatch');\n"
+        "const d = Object.getOwnPropertyDescriptor(globalThis, '__keepReturn');\n"
+        "return [names, d.writable, d.configurable, d.enumerable, __keepReturn(1, 1, 'same')];"
     )
-    assert run(source).outcome == Completed(result=[])
+    assert run(source).outcome == Completed(result=[["__keepReturn"], False, False, False, "same"])
 
 
 JSON_VALUES = st.recursive(
