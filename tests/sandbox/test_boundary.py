@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+import tracemalloc
 from collections.abc import Iterator
 
 import pytest
@@ -21,6 +22,7 @@ from keep_sdk.sandbox import (
     LogicFailure,
     MutationRequested,
     ProcessIsolation,
+    run_phase,
 )
 from keep_sdk.sandbox.outcome import MESSAGE_LIMIT
 from tests.sandbox.boundary_helpers import Isolated, TopicHost
@@ -216,7 +218,26 @@ def test_a_state_at_the_limit_is_accepted_when_it_is_passed_back(isolated: Isola
     assert over.limit is Limit.STATE_SIZE
 
 
-# 5. Totals per run
+# 5. Host memory before the size check
+
+
+def test_a_value_over_the_limit_is_refused_before_the_host_builds_it() -> None:
+    items = 300_000
+    source = producer(
+        f"const a = [];\nfor (let i = 0; i < {items}; i++) a.push({{ a: 1 }});\nreturn a;"
+    )
+    generous = {"cpu_time_s": 20.0, "wall_time_s": 40.0, "memory_bytes": 64 * 1024 * 1024}
+    policy = HostPolicy(sandbox=FAST_LIMITS.model_copy(update=generous))
+    text_bytes = len(json.dumps([{"a": 1}] * items, separators=(",", ":")))
+    tracemalloc.start()
+    try:
+        outcome = run_phase(request(source, policy=policy), None).outcome
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(outcome, LimitFailure), outcome
+    assert outcome.limit is Limit.STATE_SIZE
+    assert peak < 6 * text_bytes, (peak, text_bytes)
 
 
 def test_too_many_publishes_is_a_limit_naming_it(isolated: Isolated) -> None:
