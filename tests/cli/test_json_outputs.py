@@ -106,3 +106,15 @@ def test_schema_refuses_a_name_and_an_output_together(tmp_path: Path) -> None:
     done = keep("schema", "Event", "--output", "status")
     assert done.code == 2
     assert "not both" in done.err
+
+
+_TIME = re.compile(r"\d{2}:\d{2}(?::\d{2})?")
+_STAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC")
+
+
+def test_times_in_text_output_carry_their_date_and_zone(store: str) -> None:
+    done = keep("status", "--store", store)
+    assert done.code == 0, done.err
+    assert _STAMP.search(done.out), done.out
+    bare = _TIME.findall(_STAMP.sub("", done.out))
+    assert bare == [], done.out
