@@ -78,6 +78,8 @@ def mark_returns(source: str) -> Marked:
     """`source` with its returns marked (the same text when it has none, or cannot be parsed)."""
     data = source.encode("utf-8", "surrogatepass")
     tree = _PARSER.parse(data)
+    if tree.root_node.has_error:
+        return Marked(text=source)
     edits: list[tuple[int, bytes, int, int]] = []
     for value, where in _targets(tree.root_node):
         prefix = f"{MARKER}({where.row + 1},{where.column + 1},(".encode()

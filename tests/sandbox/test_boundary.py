@@ -524,3 +524,10 @@ def test_cpu_time_is_told_apart_from_wall_time(isolated: Isolated) -> None:
     assert isinstance(outcome, LimitFailure)
     assert outcome.limit is Limit.CPU_TIME
     assert "s of CPU in this phase" in outcome.message
+
+
+def test_a_script_with_a_syntax_error_is_compiled_as_written(isolated: Isolated) -> None:
+    source = producer("return { a: 1 ;")
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert "__keepReturn" not in outcome.message
