@@ -164,7 +164,18 @@ def _utc(value: dt.datetime) -> dt.datetime:
 UtcDatetime = Annotated[dt.datetime, AfterValidator(_utc)]
 """A datetime; a value without a zone is taken as UTC, and all are stored in UTC."""
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError(
+            "contains a NUL character (U+0000), which names and titles may not hold "
+            "(a store's text columns cannot); remove it"
+        )
+    return value
+
+
+Name = Annotated[str, Field(min_length=1, max_length=200), AfterValidator(_no_nul)]
+Title = Annotated[str, Field(min_length=1, max_length=500), AfterValidator(_no_nul)]
 
 
 class PublishRequest(_Contract):
@@ -175,7 +186,7 @@ class PublishRequest(_Contract):
         description="Stable id; a repeat publish with the same id is deduplicated. "
         "Omitted: the host derives one from the run, so a replay re-publishes the same id.",
     )
-    title: Annotated[str, Field(min_length=1, max_length=500)] = Field(
+    title: Title = Field(
         description="What the event represents, in the user's terms, with a stable "
         'external identifier: Email from alice@example.com: "Invoice December".'
     )
@@ -356,7 +367,11 @@ class SandboxLimits(_Contract):
     )
     max_value_depth: int = Field(default=64, ge=2, description="Nesting of a value.")
     max_state_bytes: int = Field(default=256 * 1024, ge=64, description="JSON size of state.")
-    max_log_bytes: int = Field(default=256 * 1024, ge=0, description="Captured console output.")
+    max_log_bytes: int = Field(
+        default=256 * 1024,
+        ge=0,
+        description="UTF-8 bytes of console output per run, all phases together (limit log_bytes).",
+    )
     max_publishes: int = Field(default=500, ge=0, description="ctx.publish calls per run.")
     max_published_bytes: int = Field(
         default=16 * 1024 * 1024, ge=0, description="UTF-8 bytes of JSON published per run."

@@ -21,6 +21,7 @@ from keep_sdk.cli.options import (
     opened,
     store_option,
 )
+from keep_sdk.cli.outputs import WorkflowOutput
 from keep_sdk.cli.support import actor, check_permissions, print_json, reports_errors
 from keep_sdk.model import RunStatus
 from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S
@@ -213,7 +214,7 @@ def revoke_command(workflow: str, permission: str, store_url: str | None, as_jso
     with opened(store_url, must_exist=True) as inst:
         record = inst.actions.revoke(workflow, permission, actor=actor())
     if as_json:
-        print_json(record)
+        print_json(WorkflowOutput.of(record))
     else:
         kept = ", ".join(record.grants) or "nothing"
         click.echo(f"revoked {permission} from {workflow}; it keeps: {kept}")

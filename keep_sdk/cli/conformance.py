@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 from rich.table import Table
 
-from keep_sdk.cli.support import EXIT_PROBLEM, reports_errors
+from keep_sdk.cli.outputs import SuiteOutput
+from keep_sdk.cli.support import EXIT_PROBLEM, loaded_plugins, reports_errors
 from keep_sdk.cli.text import console as text_console
 from keep_sdk.cli.text import line, styled
 from keep_sdk.conformance.store_suite import SuiteReport, run_store_suite
@@ -29,13 +28,13 @@ def conformance_command(store_url: str, selection: str | None, as_json: bool) ->
     """
     from keep_sdk.app import open_checked_store
 
-    open_checked_store(store_url).close()
+    open_checked_store(store_url, plugins=loaded_plugins()).close()
     try:
         report = run_store_suite(store_url, selection=selection)
     except ConfigurationError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
-        click.echo(json.dumps(report.model_dump(), indent=2))
+        click.echo(SuiteOutput.of(report).model_dump_json(indent=2, by_alias=True))
     else:
         _print_table(report)
     if not report.ok:

@@ -47,7 +47,7 @@ def connectors_command(name: str | None, fmt: str) -> None:
             raise click.BadParameter(str(exc), param_hint="NAME") from None
         manifest = Manifest(connectors=[connector])
     if fmt == "json":
-        click.echo(manifest.model_dump_json(indent=2))
+        click.echo(manifest.model_dump_json(indent=2, by_alias=True))
     elif fmt == "markdown":
         click.echo(manifest.to_markdown(), nl=False)
     else:

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from keep_sdk.app import ISOLATIONS, Installation
+from keep_sdk.cli.support import loaded_plugins
 
 __all__ = [
     "doubles_option",
@@ -81,6 +82,7 @@ def opened(
     is an error (`Installation.open`)."""
     installation = Installation.open(
         store_url,
+        plugins=loaded_plugins(),
         doubles=doubles,
         isolation=isolation,
         read_only=read_only,

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from keep_sdk.cli.options import json_option, opened, store_option
 from keep_sdk.cli.support import actor, print_json, reports_errors
+from keep_sdk.errors import InvalidArguments
 from keep_sdk.stores import Publication
 
 __all__ = ["publish_command"]
@@ -43,8 +44,9 @@ def publish_command(
 ) -> None:
     """Publish an event into TOPIC; a pending event with the same --message-id is replaced.
 
-    Exit 2 for a payload that is not JSON or a bad id or title; exit 1 when the
-    workflow does not declare TOPIC.
+    Exit 2 for a payload that is not JSON, an event a script could not publish
+    (over the size or depth limit, measured in UTF-8 bytes of JSON) or a bad id or
+    title; exit 1 when the workflow does not declare TOPIC.
     """
     try:
         data = json.loads(payload)
@@ -58,7 +60,10 @@ def publish_command(
         raise click.UsageError(f"{where}: {first['msg']}") from None
     with opened(store_url, must_exist=True) as inst:
         target = workflow or inst.actions.workflow_for_topic(topic)
-        result = inst.actions.publish(target, publication, actor=actor())
+        try:
+            result = inst.actions.publish(target, publication, actor=actor())
+        except InvalidArguments as exc:
+            raise click.BadParameter(str(exc), param_hint="--payload") from None
     if as_json:
         print_json(result)
     else:

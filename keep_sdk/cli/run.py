@@ -21,6 +21,7 @@ from keep_sdk.cli.options import (
     opened,
     store_option,
 )
+from keep_sdk.cli.outputs import RunOutput
 from keep_sdk.cli.support import (
     EXIT_PROBLEM,
     EXIT_USAGE,
@@ -144,13 +145,13 @@ def run_command(
         failed = [a for a in activities if a.run is not None and a.run.status in _FAILED]
         if as_json:
             print_json(
-                {
-                    "workflow": workflow_name,
-                    "version": version,
-                    "deployed": deployed,
-                    "activities": [a.model_dump(mode="json") for a in activities],
-                    "status": report.model_dump(mode="json"),
-                }
+                RunOutput(
+                    workflow=workflow_name,
+                    version=version,
+                    deployed=deployed,
+                    activities=activities,
+                    status=report,
+                )
             )
         else:
             render_status(report, out)

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from keep_sdk.cli.outputs import OUTPUTS, output_schema
 from keep_sdk.model import json_schema, schema_names
 
 __all__ = ["schema_command"]
@@ -13,9 +14,22 @@ __all__ = ["schema_command"]
 
 @click.command("schema")
 @click.argument("name", required=False)
-@click.option("--list", "list_only", is_flag=True, help="Print only the model names.")
-def schema_command(name: str | None, list_only: bool) -> None:
-    """Print the JSON Schema of a contract model (all of them without NAME)."""
+@click.option("--list", "list_only", is_flag=True, help="Print only the names.")
+@click.option(
+    "--output",
+    "output",
+    type=click.Choice(sorted(OUTPUTS)),
+    default=None,
+    help="Print the schema of this command's --json output instead.",
+)
+def schema_command(name: str | None, list_only: bool, output: str | None) -> None:
+    """Print the JSON Schema of a contract model (all of them without NAME), or with
+    --output COMMAND the schema of that command's --json output."""
+    if output is not None:
+        if name is not None:
+            raise click.UsageError("give a model NAME or --output COMMAND, not both")
+        click.echo(json.dumps(output_schema(output), indent=2))
+        return
     names = schema_names()
     if list_only:
         click.echo("\n".join(names))

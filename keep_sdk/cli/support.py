@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import logging
 from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -73,14 +74,21 @@ def reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def loaded_plugins() -> KeepPlugins:
-    """The process-wide plugins, after warning on stderr about any that failed to load."""
-    from keep_sdk.plugins import default_plugins
+_loaded: list[KeepPlugins] = []
 
-    plugins = default_plugins()
-    for error in plugins.load_errors:
-        click.echo(f"warning: {error}", err=True)
-    return plugins
+
+def loaded_plugins() -> KeepPlugins:
+    """The process-wide plugins, loaded once; a plugin that failed to load is reported on
+    stderr once per process (the command line reports it, not the logging fallback)."""
+    if not _loaded:
+        from keep_sdk.plugins import default_plugins
+
+        logging.getLogger("keep_sdk.plugins").addHandler(logging.NullHandler())
+        plugins = default_plugins()
+        for error in plugins.load_errors:
+            click.echo(f"warning: {error}", err=True)
+        _loaded.append(plugins)
+    return _loaded[0]
 
 
 def actor() -> str:

@@ -12,10 +12,11 @@ import difflib
 from typing import TYPE_CHECKING
 
 from keep_sdk.contract.workflow import WorkflowManifest
-from keep_sdk.errors import ActionRefused, LogicError
+from keep_sdk.errors import ActionRefused, InvalidArguments, LogicError
 from keep_sdk.model import (
     Event,
     HandlerKind,
+    HostPolicy,
     LedgerEntry,
     LedgerStatus,
     ReconcileStatus,
@@ -23,6 +24,8 @@ from keep_sdk.model import (
     RunRecord,
     RunStatus,
 )
+from keep_sdk.sandbox.codec import BoundaryError, check
+from keep_sdk.sandbox.engine import PUBLISH_RESERVE
 from keep_sdk.stores import Publication, PublishResult, Resolution, WorkflowRecord
 
 if TYPE_CHECKING:
@@ -189,7 +192,9 @@ class PersonActions:
 
         Idempotent per messageId like every publish: a pending event with the same
         id is replaced, a consumed or skipped one is a duplicate and nothing changes.
-        Refused (`ActionRefused`, listing the declared topics) for any other topic.
+        Refused (`ActionRefused`, listing the declared topics) for any other topic, and
+        (`InvalidArguments`) for an event ``ctx.publish`` would refuse: too large, too
+        deep, or not strict JSON, in the boundary's unit (UTF-8 bytes of canonical JSON).
         """
         stored = self.store.get_workflow_version(workflow)
         topics = WorkflowManifest.model_validate(stored.manifest).topics
@@ -198,6 +203,7 @@ class PersonActions:
                 f"workflow {workflow!r} declares no topic {publication.topic!r}; its topics: "
                 f"{', '.join(topics) or 'none'}"
             )
+        _check_publication(publication, self.runtime.policy)
         self.store.record_audit(
             actor=actor,
             action="publish",
@@ -238,3 +244,27 @@ class PersonActions:
         if run.kind is not HandlerKind.CONSUMER:
             raise LogicError(f"run {run.id} is a producer run; producers do not mutate")
         return run, entry
+
+
+def _check_publication(publication: Publication, policy: HostPolicy) -> None:
+    """Refuse an event a script could not have published: the same boundary rules and the
+    same unit (UTF-8 bytes of canonical JSON) as ``ctx.publish``, so a consumer can peek it."""
+    limits = policy.sandbox
+    cap = limits.max_value_bytes - PUBLISH_RESERVE
+    event = {
+        "messageId": publication.message_id,
+        "title": publication.title,
+        "payload": publication.payload,
+    }
+    try:
+        check(
+            [publication.topic, event],
+            root="arguments",
+            roots=("topic", "event"),
+            max_bytes=cap,
+            max_depth=limits.max_value_depth,
+        )
+    except BoundaryError as exc:
+        extra = f" (an event may use {cap} bytes of UTF-8 JSON)" if exc.rule == "size" else ""
+        message = f"the event cannot be published{extra}: {exc.message}"
+        raise InvalidArguments(message, problems=[exc.message]) from None

@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -96,6 +97,16 @@ TRANSIENT_MARK = "host: transient failure "
 the backoff counts `RunRecord.transient_failures`."""
 
 
+def _describe(exc: Exception) -> str:
+    """One line about an unexpected host exception: its class and the first line of its
+    text, without what a database driver appends (the SQL, its parameters)."""
+    first = str(exc).split("\n", 1)[0]
+    first = re.sub(r"^\([\w.]+\) ", "", first)
+    if len(first) > 500:
+        first = first[:500] + "…[truncated]"
+    return f"{type(exc).__name__}: {first}"
+
+
 def _ignore(observation: Observation) -> None:
     """The default observer: nobody is listening."""
 
@@ -167,6 +178,7 @@ class Runtime:
         self._logs: dict[str, list[str]] = {}
         self._begun: dict[str, HandlerRecord] = {}
         self._steps: dict[str, RunPhase] = {}
+        self._log_bytes: dict[str, int] = {}
         self.mutations = MutationDesk(
             store=store,
             connectors=self.connectors,
@@ -185,20 +197,8 @@ class Runtime:
         Raises `ScriptRejected` (with the validator's report) when the script
         has errors. Returns the version number.
         """
-        workflow = self._check(source, filename)
-        manifest = workflow.manifest
-        workflow_name = name or manifest.name
-        if not workflow_name:
-            raise LogicError('the workflow has no name; add `name: "..."` to Keep.workflow({...})')
-        handlers = [
-            HandlerSpec(name=p.name, kind=HandlerKind.PRODUCER) for p in manifest.producers
-        ] + [
-            HandlerSpec(name=c.name, kind=HandlerKind.CONSUMER, subscribe=list(c.subscribe))
-            for c in manifest.consumers
-        ]
-        return self.store.deploy(
-            workflow_name, source, manifest.model_dump(mode="json"), handlers=handlers
-        )
+        workflow_name, manifest, handlers = self._deployable(source, name, filename)
+        return self.store.deploy(workflow_name, source, manifest, handlers=handlers)
 
     def deploy_if_changed(
         self, source: str, *, name: str | None = None, filename: str | None = None
@@ -210,16 +210,24 @@ class Runtime:
         (nothing is written then). Without `name` the script's own name is
         used. Raises `ScriptRejected` like `deploy` for a script with errors.
         """
-        if name is None:
-            name = self._check(source, filename).manifest.name
-        if name:
-            try:
-                current = self.store.get_workflow_version(name)
-            except NotFound:
-                current = None
-            if current is not None and current.source == source:
-                return current.version, False
-        return self.deploy(source, name=name, filename=filename), True
+        workflow_name, manifest, handlers = self._deployable(source, name, filename)
+        return self.store.deploy_if_changed(workflow_name, source, manifest, handlers=handlers)
+
+    def _deployable(
+        self, source: str, name: str | None, filename: str | None
+    ) -> tuple[str, JsonValue, list[HandlerSpec]]:
+        """Validate `source`; its workflow name, manifest and handlers, ready to deploy."""
+        manifest = self._check(source, filename).manifest
+        workflow_name = name or manifest.name
+        if not workflow_name:
+            raise LogicError('the workflow has no name; add `name: "..."` to Keep.workflow({...})')
+        handlers = [
+            HandlerSpec(name=p.name, kind=HandlerKind.PRODUCER) for p in manifest.producers
+        ] + [
+            HandlerSpec(name=c.name, kind=HandlerKind.CONSUMER, subscribe=list(c.subscribe))
+            for c in manifest.consumers
+        ]
+        return workflow_name, manifest.model_dump(mode="json"), handlers
 
     def _check(self, source: str, filename: str | None) -> LoadedWorkflow:
         if self.load_workflow is None:
@@ -399,7 +407,7 @@ class Runtime:
         except KeepError as exc:
             return self._fail(self.store.get_run(run.id), exc)
         except Exception as exc:
-            internal = InternalError(f"host error in run {run.id}: {type(exc).__name__}: {exc}")
+            internal = InternalError(f"host error in run {run.id}: {_describe(exc)}")
             internal.__cause__ = exc
             return self._fail(self.store.get_run(run.id), internal)
         finally:
@@ -417,7 +425,7 @@ class Runtime:
             state=self._state_of(output),
             publishes=host.publishes,
             next_run_at=next_run_at(producer.schedule, self.now()),
-            logs=self._logs.pop(run.id, []),
+            logs=self._take_logs(run.id),
         )
         return commit.run
 
@@ -494,7 +502,7 @@ class Runtime:
             state=self._state_of(output),
             publishes=host.publishes,
             mutation_result=mutation_result,
-            logs=self._logs.pop(run.id, []),
+            logs=self._take_logs(run.id),
         )
         return commit.run
 
@@ -548,9 +556,11 @@ class Runtime:
             publish_topics=tuple(host.publishable),
             policy=self.policy,
             determinism=self._determinism(run),
+            log_bytes_before=self._log_bytes.get(run.id, 0),
             filename=f"{run.workflow}@v{run.workflow_version}",
         )
         result = self.isolation.run(request, host)
+        self._log_bytes[run.id] = request.log_bytes_before + result.trace.log_bytes
         self._logs.setdefault(run.id, []).extend(
             f"{host.phase.value} {line.level}: {line.text}" for line in result.trace.console
         )
@@ -567,6 +577,11 @@ class Runtime:
                 phase=host.phase.value,
             )
         return outcome
+
+    def _take_logs(self, run_id: str) -> list[str]:
+        """The run's log lines, and forget its console byte count (the attempt is over)."""
+        self._log_bytes.pop(run_id, None)
+        return self._logs.pop(run_id, [])
 
     def _determinism(self, run: RunRecord) -> Determinism | None:
         if not self.deterministic:
@@ -678,7 +693,7 @@ class Runtime:
             error=error,
             failure=failure,
             resume_at=resume_at,
-            logs=self._logs.pop(run.id, []),
+            logs=self._take_logs(run.id),
             release_reservations=release_reservations,
             permission=permission,
         )

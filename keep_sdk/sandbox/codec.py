@@ -65,6 +65,7 @@ _JS_EXPONENT_FROM: Final = 1e21
 _WALK_DEPTH: Final = 100_000
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_UNSTORABLE: Final = re.compile("[\ud800-\udfff\x00]")
 
 
 def _not_json(value: Any) -> Any:
@@ -158,10 +159,11 @@ def cut(text: str, limit: int) -> str:
 
 
 def clean_text(text: str) -> str:
-    """`text` with every lone surrogate replaced by U+FFFD (text for people, not values)."""
-    if _SURROGATE.search(text) is None:
+    """`text` with every lone surrogate and NUL replaced by U+FFFD (text for people, not
+    values): what no store's text column refuses."""
+    if _UNSTORABLE.search(text) is None:
         return text
-    return _SURROGATE.sub("\ufffd", text)
+    return _UNSTORABLE.sub("\ufffd", text)
 
 
 def _structure(text: str) -> bytes:

@@ -50,6 +50,8 @@ from keep_sdk.sandbox.outcome import (
     PhaseResult,
     Trace,
 )
+from keep_sdk.sandbox.returns import Marked, mark_returns
+from keep_sdk.sandbox.shadowing import keep_declared_at
 from keep_sdk.sandbox.stack import safe_stack_bytes
 
 __all__ = ["ARGUMENT_ENVELOPE", "PUBLISH_RESERVE", "PhaseRun", "prelude_source", "run_phase"]
@@ -72,6 +74,9 @@ PUBLISH_RESERVE: Final = 512
 ARGUMENT_ENVELOPE: Final = 4_096
 """Bytes `prepared` and `mutationResult` may exceed `max_value_bytes` by: the fields the
 host adds around what ``prepare`` and the connector returned."""
+
+
+_NO_WORKFLOW: Final = "the script never called Keep.workflow("
 
 
 @lru_cache(maxsize=1)
@@ -122,6 +127,22 @@ def _finish(outcome: Outcome) -> NoReturn:
     raise _Finished(outcome)
 
 
+def _explain_shadowed_keep(outcome: Outcome, source: str) -> Outcome:
+    """`outcome`, or, when the script never called the global `Keep.workflow` because it
+    declares a `Keep` of its own, a failure located at that declaration saying so."""
+    if not isinstance(outcome, LogicFailure) or _NO_WORKFLOW not in outcome.message:
+        return outcome
+    line = keep_declared_at(source)
+    if line is None:
+        return outcome
+    message = (
+        f"the script declares its own `Keep` at line {line}, which hides the global `Keep` the "
+        "sandbox provides, so the global Keep.workflow(...) was never called; remove or "
+        "rename that declaration and `export default Keep.workflow({...})`"
+    )
+    return LogicFailure(message=message, line=line, column=1)
+
+
 class PhaseRun:
     """One phase in one fresh context. Use once: ``PhaseRun(request, host).run()``.
 
@@ -143,7 +164,7 @@ class PhaseRun:
         self._exposed = exposed or self._allowed
         self._console: list[ConsoleLine] = []
         self._log_bytes = 0
-        self._log_closed = False
+        self._log_budget = max(0, self._limits.max_log_bytes - request.log_bytes_before)
         self._publishes = 0
         self._published_bytes = 0
         self._trace_bytes = 0
@@ -152,6 +173,8 @@ class PhaseRun:
         self._boundary_s = 0.0
         self._thread_started = 0.0
         self._handler_at: tuple[int | None, int | None] = (None, None)
+        self._returned_at: tuple[int, int] | None = None
+        self._marked = Marked(text=request.source)
         self._calls: list[HostCall] = []
         self._call_count = 0
         self._jobs = 0
@@ -183,8 +206,9 @@ class PhaseRun:
                 self._guard.close()
             self._dispatch = None
             del context
+        performed = self._mutation is not None and outcome is self._mutation
+        outcome = _explain_shadowed_keep(self._as_written(outcome), self._request.source)
         if self._mutation is not None:
-            performed = outcome is self._mutation
             self._calls.append(
                 HostCall(
                     name=f"{self._mutation.connector}.{self._mutation.operation}",
@@ -205,8 +229,19 @@ class PhaseRun:
             host_time_s=self._host_s,
             boundary_time_s=self._boundary_s,
             truncated=self._trace_truncated,
+            log_bytes=self._log_bytes,
         )
         return PhaseResult(outcome=outcome, trace=trace, isolation="in_process")
+
+    def _as_written(self, outcome: Outcome) -> Outcome:
+        """`outcome` with its column in the script as written (returns are marked)."""
+        line, column = getattr(outcome, "line", None), getattr(outcome, "column", None)
+        if line is None or column is None:
+            return outcome
+        written = self._marked.original_column(line, column)
+        if written == column:
+            return outcome
+        return outcome.model_copy(update={"column": written})
 
     def _config(self) -> str:
         limits = self._limits
@@ -226,7 +261,7 @@ class PhaseRun:
                 "maxCalls": limits.max_host_calls,
                 "maxValueBytes": limits.max_value_bytes,
                 "maxLineChars": min(_MAX_LINE_CHARS, max(limits.max_log_bytes, 1)),
-                "maxLogChars": limits.max_log_bytes,
+                "maxLogBytes": self._log_budget,
                 "clock": determinism.clock_ms if determinism else None,
                 "seed": determinism.seed if determinism else 0,
             }
@@ -308,7 +343,8 @@ class PhaseRun:
         context.set_max_stack_size(safe_stack_bytes(self._limits.stack_bytes))
         boot = _prelude_loader().load(context, self._enter)
         self._dispatch = self._enter(boot, self._config())
-        module = self._enter(context.module, request.source)
+        self._marked = mark_returns(request.source)
+        module = self._enter(context.module, self._marked.text)
         status = self._enter(
             self._dispatch, "run", module, request.handler, request.phase.value, arguments
         )
@@ -378,7 +414,7 @@ class PhaseRun:
         phase = self._request.phase
         limit = Limit.STATE_SIZE if phase in _STATE_PHASES else Limit.VALUE_SIZE
         prefix = f"{phase.value} of {self._request.handler!r} returned a value that cannot leave "
-        line_at, column_at = self._handler_at
+        line_at, column_at = self._returned_at or self._handler_at
         return self._boundary_failure(
             exc, prefix + "the sandbox: ", limit=limit, line=line_at, column=column_at
         )
@@ -431,7 +467,13 @@ class PhaseRun:
             elif head == "!":
                 at, column = script_location(str(record[3]) if len(record) > 3 else "")
                 limit = Limit(record[1])
+                if limit is Limit.LOG_BYTES:
+                    _finish(self._log_failure(at, column))
                 _finish(LimitFailure(limit=limit, message=str(record[2]), line=at, column=column))
+            elif head == "ret":
+                line_at, column_at = record[1], record[2]
+                if isinstance(line_at, int) and isinstance(column_at, int):
+                    self._returned_at = (line_at, self._marked.marked_column(line_at, column_at))
             elif head == "site":
                 line_at, column_at = record[1], record[2]
                 if isinstance(line_at, int) and isinstance(column_at, int):
@@ -462,17 +504,21 @@ class PhaseRun:
         _finish(outcome)
 
     def _log(self, level: str, text: str) -> None:
-        if self._log_closed:
-            return
         text = codec.clean_text(str(text))
         size = len(text.encode("utf-8"))
-        if self._log_bytes + size > self._limits.max_log_bytes:
-            self._log_closed = True
-            notice = f"[console output truncated: more than {self._limits.max_log_bytes} bytes]"
-            self._console.append(ConsoleLine(level="warn", text=notice))
-            return
+        if self._log_bytes + size > self._log_budget:
+            _finish(self._log_failure(None, None))
         self._log_bytes += size
         self._console.append(ConsoleLine(level=level, text=text))
+
+    def _log_failure(self, line: int | None, column: int | None) -> LimitFailure:
+        before = self._request.log_bytes_before
+        earlier = f" (earlier phases of this run logged {before})" if before else ""
+        message = (
+            f"console output in this run is over {self._limits.max_log_bytes} bytes of UTF-8 "
+            f"(max_log_bytes){earlier}; log counts, ids or summaries instead of whole values"
+        )
+        return LimitFailure(limit=Limit.LOG_BYTES, message=message, line=line, column=column)
 
     def _traced(self, *values: JsonValue, size: int | None = None) -> bool:
         """Whether `values` (of `size` bytes, measured if not given) still fit in the trace
@@ -516,7 +562,7 @@ class PhaseRun:
                 f"{phase.value} of {self._request.handler!r} returned a value that cannot "
                 "leave the sandbox: "
             )
-            line_at, column_at = self._handler_at
+            line_at, column_at = self._returned_at or self._handler_at
             _finish(
                 self._boundary_failure(exc, prefix, limit=limit, line=line_at, column=column_at)
             )

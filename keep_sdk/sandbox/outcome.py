@@ -84,6 +84,7 @@ class Limit(StrEnum):
     STATE_SIZE = "state_size"
     PUBLISHES = "publishes"
     PUBLISHED_BYTES = "published_bytes"
+    LOG_BYTES = "log_bytes"
 
 
 class Determinism(_Frozen):
@@ -130,6 +131,12 @@ class PhaseRequest(_Frozen):
     )
     policy: HostPolicy = Field(default_factory=HostPolicy)
     determinism: Determinism | None = None
+    log_bytes_before: int = Field(
+        default=0,
+        ge=0,
+        description="UTF-8 bytes of console output earlier phases of the same run captured; "
+        "they count against `max_log_bytes`.",
+    )
     filename: str | None = Field(default=None, description="Shown in error locations.")
 
     def handler_arguments(self) -> list[JsonValue]:
@@ -183,6 +190,9 @@ class Trace(_Frozen):
     truncated: bool = Field(
         default=False,
         description="Arguments and results of later calls were left out (max_trace_bytes).",
+    )
+    log_bytes: int = Field(
+        default=0, description="UTF-8 bytes of the console lines captured in this phase."
     )
 
 

@@ -16,6 +16,7 @@
 //     ["!", "limit", "detail", "stack"]              a limit the script hit (host is authority)
 //     ["late", "name", "stack"]                      a ctx call refused after the mutation call
 //     ["site", line, column]                         where the handler function is defined
+//     ["ret", line, column]                          the `return` that produced the value (as written)
 //     ["done", value] / ["fail", {name, message, stack}]   the handler settled
 // - the prelude relies only on functions captured here, before user code runs.
 (function keepPrelude() {
@@ -50,6 +51,12 @@
   const lineOf = getOwnPropertyDescriptor(functionPrototype, "lineNumber");
   const columnOf = getOwnPropertyDescriptor(functionPrototype, "columnNumber");
   const OriginalDate = Date;
+  const regexpExec = RegExp.prototype.exec;
+  const WeakMapC = WeakMap;
+  const weakGet = WeakMapC.prototype.get;
+  const weakSet = WeakMapC.prototype.set;
+  const asciiOnly = /^[\x01-\x7f]*$/;
+  const lineBreak = /[\n\r\u2028\u2029]/;
   const dateToString = OriginalDate.prototype.toString;
 
   function flat(text) {
@@ -65,6 +72,62 @@
     return flat(apply(strSlice, text, [0, end])) + "…[truncated]";
   }
 
+  // `name` on one line: a function name cannot print a frame of its own into a stack.
+  function oneLine(name) {
+    if (apply(regexpExec, lineBreak, [name]) === null) return name;
+    let text = "";
+    for (let i = 0; i < name.length; i++) {
+      const unit = apply(charCodeAt, name, [i]);
+      const broken = unit === 0x0a || unit === 0x0d || unit === 0x2028 || unit === 0x2029;
+      text = text + (broken ? "\\n" : apply(strSlice, name, [i, i + 1]));
+    }
+    return text;
+  }
+
+  // The engine's stack format, built from its call sites with every name on one line.
+  function formatStack(error, sites) {
+    let text = "";
+    for (let i = 0; i < sites.length; i++) {
+      const site = sites[i];
+      const name = site.getFunctionName();
+      const shown = typeof name === "string" && name !== "" ? oneLine(name) : "<anonymous>";
+      if (site.isNative()) {
+        text = text + "    at " + shown + " (native)\n";
+      } else {
+        text = text + "    at " + shown + " (" + site.getFileName() + ":" + site.getLineNumber() + ":" + site.getColumnNumber() + ")\n";
+      }
+    }
+    return text;
+  }
+
+  // UTF-8 bytes of `text` once the host has replaced each lone surrogate and NUL with U+FFFD.
+  function utf8Length(text) {
+    if (apply(regexpExec, asciiOnly, [text]) !== null) return text.length;
+    let bytes = 0;
+    const length = text.length;
+    for (let i = 0; i < length; i++) {
+      const unit = apply(charCodeAt, text, [i]);
+      if (unit === 0) {
+        bytes = bytes + 3;
+      } else if (unit < 0x80) {
+        bytes = bytes + 1;
+      } else if (unit < 0x800) {
+        bytes = bytes + 2;
+      } else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < length) {
+        const next = apply(charCodeAt, text, [i + 1]);
+        if (next >= 0xdc00 && next <= 0xdfff) {
+          bytes = bytes + 4;
+          i = i + 1;
+        } else {
+          bytes = bytes + 3;
+        }
+      } else {
+        bytes = bytes + 3;
+      }
+    }
+    return bytes;
+  }
+
   return function boot(configText) {
     const config = parse(configText);
     const pending = create(null);
@@ -73,7 +136,9 @@
     let calls = 0;
     let terminal = false;
     let settled = false;
-    let logChars = 0;
+    let logBytes = 0;
+    let lastReturn;
+    const returnedAt = new WeakMapC();
     let logClosed = false;
     let defined = false;
     let definition;
@@ -150,9 +215,25 @@
       );
     }
 
+    function isObject(value) {
+      return value !== null && (typeof value === "object" || typeof value === "function");
+    }
+
+    function markReturn(line, column, value) {
+      lastReturn = [line, column];
+      if (isObject(value)) apply(weakSet, returnedAt, [value, lastReturn]);
+      return value;
+    }
+
     function finishValue(value) {
       if (settled) return;
       settled = true;
+      let at = lastReturn;
+      if (isObject(value)) {
+        const found = apply(weakGet, returnedAt, [value]);
+        if (found !== undefined) at = found;
+      }
+      if (value !== undefined && at !== undefined) emit('["ret",' + stringify(at[0]) + "," + stringify(at[1]) + "]");
       let text;
       try {
         text = value === undefined ? undefined : stringify(value);
@@ -287,8 +368,12 @@
         if (text.length > config.maxLineChars) break;
       }
       text = cut(text, config.maxLineChars);
-      logChars = logChars + text.length;
-      if (logChars > config.maxLogChars) logClosed = true;
+      logBytes = logBytes + utf8Length(text);
+      if (logBytes > config.maxLogBytes) {
+        logClosed = true;
+        flag("log_bytes", "", cut(apply(errorStackGetter, new ErrorC(), []), 1000));
+        throw new RangeErrorC("console output exceeds the run's max_log_bytes");
+      }
       emit('["log",' + stringify(level) + "," + stringify(text) + "]");
     }
 
@@ -457,7 +542,8 @@
     delete G.WeakRef;
     delete G.SharedArrayBuffer;
     delete G.Atomics;
-    defineProperty(ErrorC, "prepareStackTrace", { value: undefined, writable: false, enumerable: false, configurable: false });
+    ErrorC.prepareStackTrace = formatStack;
+    defineProperty(ErrorC, "prepareStackTrace", { value: formatStack, writable: false, enumerable: false, configurable: false });
     defineProperty(ErrorC, "stackTraceLimit", { value: 6, writable: false, enumerable: false, configurable: false });
 
     const resolvedPromise = new PromiseC(function (resolve) {
@@ -500,6 +586,7 @@
       },
     });
     defineProperty(G, "Keep", { value: Keep, writable: false, enumerable: false, configurable: false });
+    defineProperty(G, "__keepReturn", { value: freeze(markReturn), writable: false, enumerable: false, configurable: false });
 
     const hardened = [
       ObjectC,

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic.alias_generators import to_camel
 
 from keep_sdk.model import (
     Event,
@@ -41,7 +42,12 @@ Reconcilable = Callable[[str, str], bool]
 
 
 class _View(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+    )
 
 
 class Input(_View):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from keep_sdk.model import (
     HandlerKind,
@@ -47,7 +48,12 @@ class Task(BaseModel):
     for a paused run its ``resume_at``, for a reconciliation ``next_reconcile_at``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+    )
 
     kind: TaskKind
     workflow: str
@@ -77,7 +83,12 @@ class Task(BaseModel):
 class Activity(BaseModel):
     """What one scheduler step did: the task and the runs as they ended."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+    )
 
     task: Task
     at: UtcDatetime

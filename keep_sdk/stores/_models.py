@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import Enum, StrEnum
-from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from keep_sdk.model import Event, HandlerKind, PublishRequest, RunRecord, UtcDatetime
+from keep_sdk.model import Event, HandlerKind, PublishRequest, RunRecord, Title, UtcDatetime
+from keep_sdk.model import Name as _Name
 
 __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "AuditEntry",
@@ -32,7 +32,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "WorkflowVersion",
 ]
 
-Name = Annotated[str, Field(min_length=1, max_length=200)]
+Name = _Name
 
 
 class _StoreModel(BaseModel):
@@ -126,7 +126,7 @@ class Publication(_StoreModel):
 
     topic: Name
     message_id: Name
-    title: Annotated[str, Field(min_length=1, max_length=500)]
+    title: Title
     payload: JsonValue = None
 
     @classmethod

@@ -111,6 +111,23 @@ class Store(Protocol):
         """
         ...
 
+    def deploy_if_changed(
+        self,
+        name: str,
+        source: str,
+        manifest: JsonValue,
+        *,
+        handlers: Sequence[HandlerSpec] = (),
+    ) -> tuple[int, bool]:
+        """`deploy`, unless `source` is already the current version's source byte for byte.
+
+        Returns ``(version, deployed)``. The comparison and the deploy are one
+        transaction under the workflow's lock, so concurrent calls with the same
+        unchanged source deploy at most one version (on a first deploy, the caller that
+        loses the race to create the workflow compares again and deploys nothing).
+        """
+        ...
+
     def get_workflow(self, name: str) -> WorkflowRecord:
         """The workflow's current version, paused flag and grants. `NotFound` if not deployed."""
         ...

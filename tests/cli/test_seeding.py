@@ -105,4 +105,4 @@ def test_a_seeded_fault_fires_and_the_run_backs_off(tmp_path: Path) -> None:
     [workflow] = json.loads(keep("status", "--store", store, "--json").out)["workflows"]
     [waiting] = workflow["waiting"]
     assert waiting["why"].startswith("will try again at ")
-    assert not waiting["needs_person"]
+    assert not waiting["needsPerson"]

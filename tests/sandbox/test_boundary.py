@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+import tracemalloc
 from collections.abc import Iterator
 
 import pytest
@@ -21,6 +22,7 @@ from keep_sdk.sandbox import (
     LogicFailure,
     MutationRequested,
     ProcessIsolation,
+    run_phase,
 )
 from keep_sdk.sandbox.outcome import MESSAGE_LIMIT
 from tests.sandbox.boundary_helpers import Isolated, TopicHost
@@ -216,7 +218,26 @@ def test_a_state_at_the_limit_is_accepted_when_it_is_passed_back(isolated: Isola
     assert over.limit is Limit.STATE_SIZE
 
 
-# 5. Totals per run
+# 5. Host memory before the size check
+
+
+def test_a_value_over_the_limit_is_refused_before_the_host_builds_it() -> None:
+    items = 300_000
+    source = producer(
+        f"const a = [];\nfor (let i = 0; i < {items}; i++) a.push({{ a: 1 }});\nreturn a;"
+    )
+    generous = {"cpu_time_s": 20.0, "wall_time_s": 40.0, "memory_bytes": 64 * 1024 * 1024}
+    policy = HostPolicy(sandbox=FAST_LIMITS.model_copy(update=generous))
+    text_bytes = len(json.dumps([{"a": 1}] * items, separators=(",", ":")))
+    tracemalloc.start()
+    try:
+        outcome = run_phase(request(source, policy=policy), None).outcome
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(outcome, LimitFailure), outcome
+    assert outcome.limit is Limit.STATE_SIZE
+    assert peak < 6 * text_bytes, (peak, text_bytes)
 
 
 def test_too_many_publishes_is_a_limit_naming_it(isolated: Isolated) -> None:
@@ -273,11 +294,100 @@ def test_a_function_named_like_a_stack_frame_does_not_move_the_line(isolated: Is
     assert outcome.line == 3
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "x\\n    at evil (workflow.js:1:1)",
+        "x (<input>:1:1)\\n    at evil",
+        "x (<input>:1:1)\\r\\n    at evil",
+        "x (<input>:1:1)\\u2028    at evil",
+    ],
+)
+def test_a_function_name_with_a_line_break_cannot_print_a_frame(
+    isolated: Isolated, name: str
+) -> None:
+    source = producer(
+        f'const name = "{name}";\n'
+        "const f = { [name]: () => { throw new Error('boom'); } }[name];\n"
+        "f();"
+    )
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert (outcome.line, outcome.column) == (4, 39)
+
+
+def test_the_script_still_reads_its_own_stack_with_names(isolated: Isolated) -> None:
+    source = producer(
+        "function inner() { return new Error('x').stack; }\n"
+        "const g = { ['a\\nb']: () => inner() }['a\\nb'];\nreturn g();"
+    )
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, Completed), outcome
+    assert isinstance(outcome.result, str)
+    lines = outcome.result.splitlines()
+    assert lines[0].startswith("    at inner (<input>:3:")
+    assert lines[1].startswith("    at a\\nb (<input>:4:")
+
+
+@pytest.mark.parametrize(
+    ("declaration", "line"),
+    [
+        ("const Keep = { workflow: (d) => d, consumer: (d) => d };", 1),
+        ("function Keep() {}\nKeep.workflow = (d) => d;", 1),
+        ("const x = 1;\nlet { a, b: [Keep] } = { a: 1, b: [{ workflow: (d) => d }] };", 2),
+        ("class Keep { static workflow(d) { return d; } }", 1),
+    ],
+)
+def test_a_module_that_shadows_keep_is_told_so_at_the_declaration(
+    isolated: Isolated, declaration: str, line: int
+) -> None:
+    source = declaration + "\n" + producer("return 1;")
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert f"declares its own `Keep` at line {line}" in outcome.message
+    assert outcome.line == line
+
+
+def test_a_script_without_a_workflow_and_no_keep_of_its_own_is_told_to_export_one(
+    isolated: Isolated,
+) -> None:
+    source = "const Keeper = 1;\n// const Keep = 2;\nexport default { producers: {} };"
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert "never called Keep.workflow(...)" in outcome.message
+    assert "declares its own" not in outcome.message
+
+
+@pytest.mark.parametrize(
+    ("body", "limit", "absent"),
+    [
+        ("const a = [];\nfor (;;) a.push([a.length, {}]);", Limit.MEMORY, ("nest", "wall")),
+        ("let s = 'ab';\nfor (;;) s = s + s;", Limit.MEMORY, ("nest", "wall")),
+        ("for (;;) {}", Limit.CPU_TIME, ("memory", "nest", "wall-clock")),
+        ("function r(n) { return r(n + 1) + 1; }\nreturn r(0);", Limit.STACK, ("memory", "nest")),
+    ],
+)
+def test_memory_time_and_stack_are_told_apart(
+    isolated: Isolated, body: str, limit: Limit, absent: tuple[str, ...]
+) -> None:
+    generous = {"cpu_time_s": 20.0, "wall_time_s": 40.0}
+    if limit is not Limit.CPU_TIME:
+        policy = HostPolicy(sandbox=FAST_LIMITS.model_copy(update=generous))
+    else:
+        policy = HostPolicy(sandbox=FAST_LIMITS)
+    outcome = isolated(request(producer(body), policy=policy), None).outcome
+    assert isinstance(outcome, LimitFailure), outcome
+    assert outcome.limit is limit
+    assert not any(word in outcome.message for word in absent), outcome.message
+
+
 def test_out_of_memory_in_a_regexp_is_the_memory_limit(isolated: Isolated) -> None:
     source = producer("const s = 'a'.repeat(2e6);\nreturn /(a|b)*c/.exec(s);")
     outcome = isolated(request(source), None).outcome
     assert isinstance(outcome, LimitFailure)
     assert outcome.limit is Limit.MEMORY
+    assert "out of memory" in outcome.message
+    assert "logic" not in outcome.message
 
 
 def test_a_huge_error_is_capped(isolated: Isolated) -> None:
@@ -296,7 +406,56 @@ def test_a_big_number_is_not_reported_as_nesting(isolated: Isolated) -> None:
     assert isinstance(outcome, LogicFailure)
     assert "`state.n` is the integer 1152921504606847000" in outcome.message
     assert "nest" not in outcome.message
-    assert outcome.line == 2
+    assert (outcome.line, outcome.column) == (3, 1)
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ("if (state) {\n  return { fine: 1 };\n}\nconst n = 2 ** 60;\n    return { n };", (7, 5)),
+        ("const é = 'é';\nif (é) return { n: 2 ** 60, é };\nreturn 1;", (4, 9)),
+        ("const f = () => { return { n: 2 ** 60 }; };\nconst v = f();\nreturn v;", (5, 1)),
+        ("const n = 2 ** 60;\nreturn (\n  { n }\n);", (4, 1)),
+    ],
+    ids=["second-return", "non-ascii", "helper", "multi-line"],
+)
+def test_a_bad_returned_value_is_located_at_its_return(
+    isolated: Isolated, body: str, where: tuple[int, int]
+) -> None:
+    outcome = isolated(request(producer(body)), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert "`state.n` is the integer" in outcome.message
+    assert (outcome.line, outcome.column) == where
+
+
+def test_a_concise_arrow_handler_is_located_at_its_body(isolated: Isolated) -> None:
+    source = (
+        "export default Keep.workflow({\n"
+        "  producers: { h: { handler: async (ctx) =>\n"
+        "    ({ n: 2 ** 60 }) } },\n"
+        "});\n"
+    )
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert (outcome.line, outcome.column) == (3, 5)
+
+
+def test_marking_returns_moves_no_reported_column(isolated: Isolated) -> None:
+    body = "const n = 1; return { n: n + missing.x };"
+    outcome = isolated(request(producer(body)), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert outcome.line == 3
+    assert outcome.column == body.index("missing") + 1
+
+
+def test_returned_values_pass_through_the_marker_unchanged(isolated: Isolated) -> None:
+    body = (
+        "const same = {};\nconst f = () => same;\n"
+        "const g = function () { return 1, 2; };\n"
+        "return [f() === same, g(), (() => ({ a: [1] }))()];"
+    )
+    outcome = isolated(request(producer(body)), None).outcome
+    assert outcome == Completed(result=[True, 2, {"a": [1]}])
 
 
 def test_wall_time_names_where_the_time_went(isolated: Isolated) -> None:
@@ -365,3 +524,10 @@ def test_cpu_time_is_told_apart_from_wall_time(isolated: Isolated) -> None:
     assert isinstance(outcome, LimitFailure)
     assert outcome.limit is Limit.CPU_TIME
     assert "s of CPU in this phase" in outcome.message
+
+
+def test_a_script_with_a_syntax_error_is_compiled_as_written(isolated: Isolated) -> None:
+    source = producer("return { a: 1 ;")
+    outcome = isolated(request(source), None).outcome
+    assert isinstance(outcome, LogicFailure), outcome
+    assert "__keepReturn" not in outcome.message

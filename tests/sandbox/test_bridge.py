@@ -20,6 +20,8 @@ from keep_sdk.sandbox import (
     CallFailed,
     Completed,
     InternalFailure,
+    Limit,
+    LimitFailure,
     LogicFailure,
     PhaseRequest,
 )
@@ -81,14 +83,14 @@ def test_console_is_captured_with_levels_and_formatting() -> None:
     ]
 
 
-def test_console_output_is_truncated_at_the_limit() -> None:
+def test_console_output_over_the_limit_ends_the_phase_keeping_what_fit() -> None:
     result = run(
         producer('for (let i = 0; i < 1000; i++) console.log("x".repeat(100));\nreturn 1;')
     )
-    assert result.outcome == Completed(result=1)
-    total = sum(len(line.text) for line in result.trace.console)
-    assert total <= 4 * 1024 + 200
-    assert "truncated" in result.trace.console[-1].text
+    assert isinstance(result.outcome, LimitFailure), result.outcome
+    assert result.outcome.limit is Limit.LOG_BYTES
+    assert len(result.trace.console) == 4 * 1024 // 100
+    assert result.trace.log_bytes == sum(len(line.text) for line in result.trace.console)
 
 
 def test_undefined_result_is_not_returned() -> None:
@@ -295,12 +297,14 @@ def test_rope_strings_are_flattened_before_they_cross() -> None:
     assert result.trace.console[0].text == "x" * 600 + "y" * 600
 
 
-def test_the_prelude_leaves_no_trace_on_the_global_object() -> None:
+def test_the_prelude_leaves_only_the_return_marker_on_the_global_object() -> None:
     source = producer(
-        "return Object.getOwnPropertyNames(globalThis).filter("
-        "(n) => n.startsWith('__') || n === 'boot' || n === 'dispatch');"
+        "const names = Object.getOwnPropertyNames(globalThis).filter("
+        "(n) => n.startsWith('__') || n === 'boot' || n === 'dispatch');\n"
+        "const d = Object.getOwnPropertyDescriptor(globalThis, '__keepReturn');\n"
+        "return [names, d.writable, d.configurable, d.enumerable, __keepReturn(1, 1, 'same')];"
     )
-    assert run(source).outcome == Completed(result=[])
+    assert run(source).outcome == Completed(result=[["__keepReturn"], False, False, False, "same"])
 
 
 JSON_VALUES = st.recursive(

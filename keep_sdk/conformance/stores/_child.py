@@ -7,7 +7,9 @@ store at URL with `open_store` and performs ACTION, printing one JSON line:
   then wait to be killed;
 - ``consume WORKFLOW HANDLER``: race other workers consuming every pending event;
 - ``begin WORKFLOW HANDLER START_AT``: at START_AT (epoch seconds) try to begin a run;
-- ``acquire WORKFLOW OWNER START_AT``: at START_AT try to take the workflow's lease.
+- ``acquire WORKFLOW OWNER START_AT``: at START_AT try to take the workflow's lease;
+- ``deploy-if-changed WORKFLOW START_AT``: at START_AT deploy the source ``same`` unless
+  it is the current version's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import sys
 import time
 
+from keep_sdk.conformance.stores._support import STANDARD_HANDLERS
 from keep_sdk.conformance.stores._workers import consume_all, try_begin
 from keep_sdk.stores import open_store
 
@@ -49,6 +52,13 @@ def main(argv: list[str]) -> int:
         time.sleep(max(0.0, float(start_at) - time.time()))
         lease = store.acquire_lease(workflow, owner, ttl=dt.timedelta(seconds=60))
         print(json.dumps({"acquired": lease is not None}))
+    elif action == "deploy-if-changed":
+        workflow, start_at = args
+        time.sleep(max(0.0, float(start_at) - time.time()))
+        version, deployed = store.deploy_if_changed(
+            workflow, "same", {}, handlers=list(STANDARD_HANDLERS)
+        )
+        print(json.dumps({"version": version, "deployed": deployed}))
     else:
         print(f"unknown action {action!r}", file=sys.stderr)
         return 2

@@ -7,10 +7,19 @@ passes and require that nothing it wrote before the fault remains.
 from __future__ import annotations
 
 import datetime as dt
+import threading
+import time
+import uuid
 
 import pytest
 
-from keep_sdk.conformance.stores._support import CONSUMER, PRODUCER, FaultInjector, ManualClock
+from keep_sdk.conformance.stores._support import (
+    CONSUMER,
+    PRODUCER,
+    STANDARD_HANDLERS,
+    FaultInjector,
+    ManualClock,
+)
 from keep_sdk.conformance.stores.base import StoreTestBase
 from keep_sdk.errors import MutationConflict, PhaseConflict, RunNotActive
 from keep_sdk.model import (
@@ -291,6 +300,55 @@ class CommitTests(StoreTestBase):
         self.assert_all_or_nothing(
             store, faults, [wf], lambda: store.grant_permission(wf, "sheets.write", actor="bob")
         )
+
+    def test_deploy_if_changed_deploys_only_a_new_source(self, store: Store) -> None:
+        wf = f"wf-{uuid.uuid4().hex[:12]}"
+        handlers = list(STANDARD_HANDLERS)
+        assert store.deploy_if_changed(wf, "v1", {"v": 1}, handlers=handlers) == (1, True)
+        assert store.deploy_if_changed(wf, "v1", {"v": 1}, handlers=handlers) == (1, False)
+        assert store.deploy_if_changed(wf, "v2", {"v": 2}, handlers=handlers) == (2, True)
+        assert store.deploy_if_changed(wf, "v1", {"v": 1}, handlers=handlers) == (3, True)
+        assert store.get_workflow(wf).version == 3
+        assert store.get_workflow_version(wf, 2).source == "v2"
+
+    @pytest.mark.parametrize("existing", [False, True], ids=["first", "again"])
+    def test_racing_threads_deploy_the_same_source_once(self, store: Store, existing: bool) -> None:
+        if not self.supports_threads:
+            pytest.skip(f"{type(self).__name__} does not declare supports_threads")
+        wf = f"wf-{uuid.uuid4().hex[:12]}"
+        if existing:
+            store.deploy(wf, "old", {}, handlers=list(STANDARD_HANDLERS))
+        start_at = time.time() + 0.2
+        outcomes: list[tuple[int, bool]] = []
+
+        def deploy() -> None:
+            time.sleep(max(0.0, start_at - time.time()))
+            outcomes.append(
+                store.deploy_if_changed(wf, "same", {}, handlers=list(STANDARD_HANDLERS))
+            )
+
+        threads = [threading.Thread(target=deploy) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        version = 2 if existing else 1
+        assert sorted(outcomes) == [(version, False)] * 3 + [(version, True)]
+        assert store.get_workflow(wf).version == version
+
+    @pytest.mark.parametrize("existing", [False, True], ids=["first", "again"])
+    def test_racing_processes_deploy_the_same_source_once(
+        self, store: Store, store_url: str | None, existing: bool
+    ) -> None:
+        url = self.require_processes(store_url)
+        wf = f"wf-{uuid.uuid4().hex[:12]}"
+        if existing:
+            store.deploy(wf, "old", {}, handlers=list(STANDARD_HANDLERS))
+        start_at = str(time.time() + 1.5)
+        children = [self.spawn(url, "deploy-if-changed", wf, start_at) for _ in range(3)]
+        deployed = sorted(r["deployed"] for r in self.results(children))
+        assert deployed == [False, False, True]
+        assert store.get_workflow(wf).version == (2 if existing else 1)
 
     def test_deploying_a_version_is_all_or_nothing(
         self, store: Store, faults: FaultInjector

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from keep_sdk.errors import NotFound
+from keep_sdk.errors import NotFound, StoreConflict
 from keep_sdk.model import HandlerKind
 from keep_sdk.stores._commit.core import StoreCore
 from keep_sdk.stores._commit.work import Work, require_handler, require_workflow
@@ -26,7 +26,7 @@ _PERSON_FAULTS = {
 
 
 class WorkflowPoints(StoreCore):
-    """deploy, pause/resume, grant/revoke, set_next_run_at, set_wake_at."""
+    """deploy, deploy_if_changed, pause/resume, grant/revoke, set_next_run_at, set_wake_at."""
 
     def deploy(
         self,
@@ -37,32 +37,30 @@ class WorkflowPoints(StoreCore):
         handlers: Sequence[HandlerSpec] = (),
     ) -> int:
         with self._commit() as w:
-            now = w.now
             current = w.tx.workflow(name, lock=True)
-            version = current.version + 1 if current else 1
-            if current is None:
-                w.tx.insert_workflow(
-                    WorkflowRecord(name=name, version=version, created_at=now, updated_at=now)
-                )
-            w.tx.insert_version(
-                WorkflowVersion(
-                    workflow=name,
-                    version=version,
-                    source=source,
-                    manifest=manifest,
-                    handlers=list(handlers),
-                    created_at=now,
-                )
-            )
-            w.fault(FaultPoint.DEPLOY_VERSION)
-            for spec in handlers:
-                _declare(w, name, version, spec)
-            w.fault(FaultPoint.DEPLOY_HANDLERS)
-            if current is not None:
-                w.tx.update_workflow(
-                    current, current.model_copy(update={"version": version, "updated_at": now})
-                )
-            return version
+            return _deploy(w, name, source, manifest, handlers, current)
+
+    def deploy_if_changed(
+        self,
+        name: str,
+        source: str,
+        manifest: JsonValue,
+        *,
+        handlers: Sequence[HandlerSpec] = (),
+    ) -> tuple[int, bool]:
+        for attempt in range(2):
+            try:
+                with self._commit() as w:
+                    current = w.tx.workflow(name, lock=True)
+                    if current is not None:
+                        stored = w.tx.version(name, current.version)
+                        if stored is not None and stored.source == source:
+                            return current.version, False
+                    return _deploy(w, name, source, manifest, handlers, current), True
+            except StoreConflict:
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
 
     def pause_workflow(self, name: str, *, actor: str, reason: str | None = None) -> WorkflowRecord:
         return self._person_change(
@@ -126,6 +124,43 @@ def update_handler(w: Work, record: HandlerRecord, **changes: Any) -> HandlerRec
     updated = record.model_copy(update={**changes, "updated_at": w.now})
     w.tx.update_handler(record, updated)
     return updated
+
+
+def _deploy(
+    w: Work,
+    name: str,
+    source: str,
+    manifest: JsonValue,
+    handlers: Sequence[HandlerSpec],
+    current: WorkflowRecord | None,
+) -> int:
+    """Store `source` as the next version of `name` (locked as `current`) and make it
+    current; return its number."""
+    now = w.now
+    version = current.version + 1 if current else 1
+    if current is None:
+        w.tx.insert_workflow(
+            WorkflowRecord(name=name, version=version, created_at=now, updated_at=now)
+        )
+    w.tx.insert_version(
+        WorkflowVersion(
+            workflow=name,
+            version=version,
+            source=source,
+            manifest=manifest,
+            handlers=list(handlers),
+            created_at=now,
+        )
+    )
+    w.fault(FaultPoint.DEPLOY_VERSION)
+    for spec in handlers:
+        _declare(w, name, version, spec)
+    w.fault(FaultPoint.DEPLOY_HANDLERS)
+    if current is not None:
+        w.tx.update_workflow(
+            current, current.model_copy(update={"version": version, "updated_at": now})
+        )
+    return version
 
 
 def _declare(w: Work, workflow: str, version: int, spec: HandlerSpec) -> None:

@@ -1,0 +1,99 @@
+"""The `--json` output of every command, as pydantic models with published JSON Schemas.
+
+Every key is camelCase, as in the contract. ``keep schema --output COMMAND`` prints
+the schema of COMMAND's `--json` output; `OUTPUTS` maps each command to its type.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic.alias_generators import to_camel
+
+from keep_sdk.conformance.store_suite import SuiteReport
+from keep_sdk.contract.manifest import Manifest
+from keep_sdk.model import Event, LedgerEntry, RunRecord, UtcDatetime
+from keep_sdk.scheduler import Activity, StatusReport
+from keep_sdk.stores import PublishResult, WorkflowRecord
+
+__all__ = ["OUTPUTS", "RunOutput", "SuiteOutput", "WorkflowOutput", "output_schema"]
+
+
+class _Output(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid"
+    )
+
+
+class RunOutput(_Output):
+    """``keep run --json``: what was deployed, what the scheduler did, and the status after."""
+
+    workflow: str
+    version: int
+    deployed: bool
+    activities: list[Activity]
+    status: StatusReport
+
+
+class WorkflowOutput(_Output):
+    """``keep revoke --json``: the workflow after the change."""
+
+    name: str
+    version: int
+    paused: bool
+    grants: list[str]
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+    @classmethod
+    def of(cls, record: WorkflowRecord) -> WorkflowOutput:
+        """The output for a stored workflow record."""
+        return cls.model_validate(record.model_dump())
+
+
+class _Area(_Output):
+    area: str
+    passed: int
+    failed: int
+    skipped: int
+
+
+class SuiteOutput(_Output):
+    """``keep conformance --json``: the store suite's outcome by area, and each failure."""
+
+    store: str
+    areas: list[_Area]
+    failures: dict[str, str]
+    exit_code: int
+
+    @classmethod
+    def of(cls, report: SuiteReport) -> SuiteOutput:
+        """The output for a suite report."""
+        return cls.model_validate(report.model_dump())
+
+
+OUTPUTS: dict[str, Any] = {
+    "conformance": SuiteOutput,
+    "connectors": Manifest,
+    "events": list[Event],
+    "ledger": list[LedgerEntry],
+    "publish": PublishResult,
+    "resolve": RunRecord,
+    "revoke": WorkflowOutput,
+    "run": RunOutput,
+    "runs": list[RunRecord],
+    "skip": Event,
+    "status": StatusReport,
+}
+"""Command → the type of its `--json` output (``keep validate`` has its own report schema,
+docs/validator-report.schema.json)."""
+
+
+def output_schema(command: str) -> dict[str, Any]:
+    """The JSON Schema of `command`'s `--json` output, by alias. `KeyError` if it has none."""
+    schema: dict[str, Any] = TypeAdapter(OUTPUTS[command]).json_schema(
+        by_alias=True, mode="serialization"
+    )
+    schema.setdefault("title", f"keep {command} --json")
+    return schema
