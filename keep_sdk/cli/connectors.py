@@ -6,6 +6,7 @@ import json
 
 import click
 
+from keep_sdk.cli.options import configuration, store_option
 from keep_sdk.cli.support import loaded_plugins, reports_errors
 from keep_sdk.errors import KeepError
 
@@ -14,6 +15,7 @@ __all__ = ["call_command", "connectors_command"]
 
 @click.command("connectors")
 @click.argument("name", required=False)
+@store_option
 @click.option(
     "--format",
     "fmt",
@@ -23,16 +25,24 @@ __all__ = ["call_command", "connectors_command"]
     help="markdown is meant to be pasted into an LLM prompt.",
 )
 @reports_errors
-def connectors_command(name: str | None, fmt: str) -> None:
+def connectors_command(name: str | None, store_url: str | None, fmt: str) -> None:
     """List what scripts can call: every connector operation, its kind and permission.
 
-    NAME narrows the listing to one connector (``sheets``) or one operation
-    (``sheets.appendRow``).
+    Registered connectors and the instances keep.toml configures (never their
+    secrets). NAME narrows the listing to one connector (``sheets``) or one
+    operation (``sheets.appendRow``).
     """
     from keep_sdk.connectors import ConnectorManifest, Manifest
 
     plugins = loaded_plugins()
-    manifest = Manifest(connectors=[c.manifest() for c in plugins.connectors().values()])
+    found = [c.manifest() for c in plugins.connectors().values()]
+    config = configuration(store_url)
+    for instance in config.build_connectors():
+        found.append(instance.manifest())
+        close = getattr(instance, "close", None)
+        if callable(close):
+            close()
+    manifest = Manifest(connectors=sorted(found, key=lambda c: c.name))
     if name:
         connector_name, _, op_name = name.partition(".")
         try:

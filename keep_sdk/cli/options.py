@@ -14,9 +14,14 @@ from typing import Any, TypeVar
 
 import click
 
-from keep_sdk.app import ISOLATIONS, Installation
+from keep_sdk.app import ISOLATIONS, Installation, read_config
+from keep_sdk.cli.support import EXIT_USAGE, fail
+from keep_sdk.config import KeepConfig
+from keep_sdk.errors import ConfigurationError
 
 __all__ = [
+    "CONFIG_META",
+    "configuration",
     "doubles_option",
     "isolation_option",
     "json_option",
@@ -25,6 +30,20 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+CONFIG_META = "keep.config_path"
+"""Where the group's ``--config PATH`` is kept in the click context's meta."""
+
+
+def configuration(store_url: str | None) -> KeepConfig:
+    """The checked keep.toml for `store_url` (``keep --config PATH``, ``KEEP_CONFIG``, or next
+    to the store); a bad file exits 2 with its one message."""
+    context = click.get_current_context(silent=True)
+    explicit = context.meta.get(CONFIG_META) if context is not None else None
+    try:
+        return read_config(store_url, explicit=explicit)
+    except ConfigurationError as exc:
+        fail(str(exc), code=EXIT_USAGE)
 
 
 def store_option(func: F) -> F:
@@ -85,6 +104,7 @@ def opened(
         isolation=isolation,
         read_only=read_only,
         must_exist=must_exist,
+        config=configuration(store_url),
     )
     try:
         yield installation

@@ -21,7 +21,14 @@ from keep_sdk.connectors.secrets import Secret, redact
 from keep_sdk.errors import ConfigurationError
 from keep_sdk.model import HostPolicy
 
-__all__ = ["CONFIG_ENV", "CONFIG_NAME", "ConfiguredInstance", "KeepConfig", "find_config", "load_config"]
+__all__ = [
+    "CONFIG_ENV",
+    "CONFIG_NAME",
+    "ConfiguredInstance",
+    "KeepConfig",
+    "find_config",
+    "load_config",
+]
 
 CONFIG_ENV = "KEEP_CONFIG"
 CONFIG_NAME = "keep.toml"
@@ -185,9 +192,7 @@ def load_config(
             problems.append(str(exc))
             continue
         try:
-            instances[name] = ConfiguredInstance(
-                name, kind, kind.settings.model_validate(settings)
-            )
+            instances[name] = ConfiguredInstance(name, kind, kind.settings.model_validate(settings))
         except ValidationError as exc:
             problems += explain(exc, prefix=where)
     if problems:

@@ -41,7 +41,7 @@ class KeepConfigFile(_Table):
 
     secrets_file: str | None = Field(
         default=None,
-        description="A TOML file of NAME = \"value\" secrets (mode 0600), relative to keep.toml.",
+        description='A TOML file of NAME = "value" secrets (mode 0600), relative to keep.toml.',
     )
     policy: dict[str, Any] = Field(
         default_factory=dict, description="HostPolicy fields for every workflow."

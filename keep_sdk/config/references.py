@@ -129,11 +129,11 @@ def load_secrets_file(path: Path) -> dict[str, str]:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         at = f" ({exc})" if isinstance(exc, tomllib.TOMLDecodeError) else ""
         raise ConfigurationError(
-            f"the secrets file {path} is not valid TOML{at}; write one NAME = \"value\" per line"
+            f'the secrets file {path} is not valid TOML{at}; write one NAME = "value" per line'
         ) from None
     for name, value in data.items():
         if not isinstance(value, str):
             raise ConfigurationError(
-                f"the secrets file {path}: {name} must be a string; write {name} = \"...\""
+                f'the secrets file {path}: {name} must be a string; write {name} = "..."'
             )
     return data

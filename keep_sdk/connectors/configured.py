@@ -112,8 +112,7 @@ class SchemaOperation(Operation[JsonArguments]):
                     problems.append(f"`{where or '(value)'}`: {error.message}")
         if problems:
             raise InvalidArguments(
-                f"invalid arguments of ctx.{connector}.{self.js_name}:\n  "
-                + "\n  ".join(problems),
+                f"invalid arguments of ctx.{connector}.{self.js_name}:\n  " + "\n  ".join(problems),
                 problems=problems,
             )
         return JsonArguments.model_validate(raw)
@@ -276,4 +275,3 @@ class ConnectorType:
     build: Callable[[str, Any], Connector]
     description: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
-

@@ -25,7 +25,9 @@ class Secret:
 
     __slots__ = ("_parts", "_value", "source")
 
-    def __init__(self, value: str, *, source: str = "a secret", parts: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, value: str, *, source: str = "a secret", parts: tuple[str, ...] = ()
+    ) -> None:
         self._value = value
         self._parts = tuple(p for p in (value, *parts) if p)
         self.source = source

@@ -2,11 +2,11 @@
 
 | what happened | read | mutation |
 |---|---|---|
-| could not connect (nothing was sent) | retried, then `TransientError` | `TransientError` |
+| could not connect (nothing sent) | retried, then `TransientError` | `TransientError` |
 | 401 / 403 | `PermissionDenied` | `PermissionDenied` |
-| 408 / 429 / 5xx | retried (Retry-After honoured), then `TransientError` | `TransientError` (with Retry-After) |
+| 408 / 429 / 5xx | retried (Retry-After), then `TransientError` | `TransientError` |
 | other 4xx | `PreconditionFailed` | `PreconditionFailed` |
-| timeout or dropped connection after sending | retried, then `TransientError` | `UncertainOutcome` |
+| timeout or broken connection once sent | retried, then `TransientError` | `UncertainOutcome` |
 
 Mutations are sent once with an ``Idempotency-Key`` header and never retried
 here: the host's ledger decides, after reconciling by the configured GET.

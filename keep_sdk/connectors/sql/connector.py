@@ -8,7 +8,7 @@ transaction. Failures are classified:
 |---|---|
 | cannot connect, or the server broke off before the commit | `TransientError` (rolled back) |
 | deadlock or serialization failure | `TransientError` (rolled back) |
-| a constraint or the statement refused (IntegrityError, ProgrammingError, ...) | `PreconditionFailed` |
+| a constraint or the database refused the statement | `PreconditionFailed` |
 | the connection broke during COMMIT of a mutation | `UncertainOutcome` (reconcile) |
 """
 

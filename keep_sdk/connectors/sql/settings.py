@@ -47,7 +47,8 @@ class SqlOperation(OperationSettings):
     @model_validator(mode="after")
     def _consistent(self) -> SqlOperation:
         properties = set(self.arguments.get("properties", {}))
-        allowed = properties | ({IDEMPOTENCY_PARAM} if self.kind is OperationKind.MUTATION else set())
+        mutation = self.kind is OperationKind.MUTATION
+        allowed = properties | ({IDEMPOTENCY_PARAM} if mutation else set())
         for name in sorted(bind_names(self.sql) - allowed):
             raise ValueError(
                 f"the statement uses :{name}, which is not an argument; add {name!r} to "
