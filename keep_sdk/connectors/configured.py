@@ -21,7 +21,7 @@ from pydantic import BaseModel, JsonValue, RootModel
 from keep_sdk.connectors.base import Connector
 from keep_sdk.connectors.operation import Operation
 from keep_sdk.connectors.secrets import Secret, redact
-from keep_sdk.errors import InvalidArguments, KeepError
+from keep_sdk.errors import ConnectorError, InternalError, InvalidArguments, KeepError
 from keep_sdk.model import OperationKind, ReconcileOutcome
 
 if TYPE_CHECKING:
@@ -229,6 +229,16 @@ class ConfiguredConnector(Connector):
                 "detail": redact(outcome.detail, self.secrets) if outcome.detail else None,
             }
         )
+
+    def _guarded(self, method: Any, args: BaseModel, **kwargs: Any) -> Any:
+        try:
+            return method(args, **kwargs)
+        except (ConnectorError, InvalidArguments):
+            raise
+        except Exception as exc:
+            raise InternalError(
+                f"connector {self.name!r} raised {type(exc).__name__}: {exc}"
+            ) from exc
 
     def _redacted(self, exc: KeepError) -> KeepError:
         exc.message = redact(exc.message, self.secrets)
