@@ -6,7 +6,7 @@ import json
 
 import click
 
-from keep_sdk.cli.options import configuration, store_option
+from keep_sdk.cli.options import script_manifest, store_option
 from keep_sdk.cli.support import loaded_plugins, reports_errors
 from keep_sdk.errors import KeepError
 
@@ -34,15 +34,8 @@ def connectors_command(name: str | None, store_url: str | None, fmt: str) -> Non
     """
     from keep_sdk.connectors import ConnectorManifest, Manifest
 
-    plugins = loaded_plugins()
-    found = [c.manifest() for c in plugins.connectors().values()]
-    config = configuration(store_url)
-    for instance in config.build_connectors():
-        found.append(instance.manifest())
-        close = getattr(instance, "close", None)
-        if callable(close):
-            close()
-    manifest = Manifest(connectors=sorted(found, key=lambda c: c.name))
+    loaded_plugins()
+    manifest = script_manifest(store_url)
     if name:
         connector_name, _, op_name = name.partition(".")
         try:

@@ -17,6 +17,7 @@ import click
 from keep_sdk.app import ISOLATIONS, Installation, read_config
 from keep_sdk.cli.support import EXIT_USAGE, fail
 from keep_sdk.config import KeepConfig
+from keep_sdk.contract.manifest import Manifest
 from keep_sdk.errors import ConfigurationError
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "isolation_option",
     "json_option",
     "opened",
+    "script_manifest",
     "store_option",
 ]
 
@@ -82,6 +84,19 @@ def isolation_option(func: F) -> F:
 def json_option(func: F) -> F:
     """``--json`` as the `as_json` flag."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(func)
+
+
+def script_manifest(store_url: str | None) -> Manifest:
+    """What scripts may call here: the registered connectors and keep.toml's instances."""
+    from keep_sdk.plugins import default_plugins
+
+    found = [c.manifest() for c in default_plugins().connectors().values()]
+    for instance in configuration(store_url).build_connectors():
+        found.append(instance.manifest())
+        close = getattr(instance, "close", None)
+        if callable(close):
+            close()
+    return Manifest(connectors=sorted(found, key=lambda c: c.name))
 
 
 @contextmanager

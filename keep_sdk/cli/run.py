@@ -19,6 +19,7 @@ from keep_sdk.cli.options import (
     isolation_option,
     json_option,
     opened,
+    script_manifest,
     store_option,
 )
 from keep_sdk.cli.support import (
@@ -95,7 +96,9 @@ def run_command(
     source = read_text(file)
     out = console(stderr=as_json)
     try:
-        workflow = loaded_plugins().load_workflow(source, filename=str(file))
+        workflow = loaded_plugins().load_workflow(
+            source, filename=str(file), connectors=script_manifest(store_url)
+        )
     except ScriptRejected as exc:
         if exc.report is not None:
             click.echo(render_text(exc.report, source), err=True)

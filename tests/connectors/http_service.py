@@ -120,7 +120,8 @@ def build_app(state: ServiceState) -> Starlette:
             await response(scope, receive, send)
             return
         if not body or not body.get("text"):
-            await JSONResponse({"error": "text is required"}, 422)(scope, receive, send)
+            echoed = {"error": "text is required", "auth": request.headers.get("authorization")}
+            await JSONResponse(echoed, 422)(scope, receive, send)
             return
         key = request.headers.get("idempotency-key") or ""
         note = state.notes.setdefault(
