@@ -172,4 +172,3 @@ def test_a_secret_in_a_log_message_is_masked(caplog) -> None:
     assert "log-s3cret-abcdef" not in caplog.text
     assert "calling with ***" in caplog.text
     assert "failed with ***" in caplog.text
-

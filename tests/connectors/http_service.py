@@ -132,7 +132,10 @@ def build_app(state: ServiceState) -> Starlette:
                 {
                     "type": "http.response.start",
                     "status": 201,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", b"500")],
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", b"500"),
+                    ],
                 }
             )
             await send({"type": "http.response.body", "body": b'{"noteId', "more_body": True})

@@ -114,7 +114,9 @@ def test_arguments_are_checked_against_the_configured_schema(service, tmp_path):
     assert service.state.received == []
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(contact_id=st.text(min_size=1, max_size=20).filter(lambda s: s not in (".", "..")))
 def test_a_path_parameter_is_one_encoded_segment_whatever_it_holds(service, tmp_path, contact_id):
     service.state.contacts[contact_id] = {"id": contact_id}

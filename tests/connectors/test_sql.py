@@ -92,8 +92,12 @@ def test_reads_return_rows_as_json(orders):
     assert orders.invoke("getOrder", {"id": "nope"}) is None
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(note=st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00")))
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    note=st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"))
+)
 def test_arguments_reach_the_database_only_as_bound_values(orders, note):
     hostile = f"x'); DROP TABLE orders; -- {note}"
     order_id = f"o-{abs(hash(note))}"
@@ -112,10 +116,14 @@ def test_a_constraint_violation_is_a_definite_failure_that_changed_nothing(order
 
 def test_reconcile_finds_the_row_by_idempotency_key(orders):
     create(orders, "o1", "keep-1")
-    applied = orders.reconcile("createOrder", {"id": "o1", "customer": "Ada", "total": 1, "note": ""}, "keep-1")
+    applied = orders.reconcile(
+        "createOrder", {"id": "o1", "customer": "Ada", "total": 1, "note": ""}, "keep-1"
+    )
     assert applied.status is ReconcileStatus.APPLIED
     assert applied.result == {"id": "o1", "customer": "Ada"}
-    missing = orders.reconcile("createOrder", {"id": "o9", "customer": "Ada", "total": 1, "note": ""}, "keep-9")
+    missing = orders.reconcile(
+        "createOrder", {"id": "o9", "customer": "Ada", "total": 1, "note": ""}, "keep-9"
+    )
     assert missing.status is ReconcileStatus.FAILED
 
 
@@ -142,7 +150,9 @@ def test_a_database_that_cannot_be_reached_is_transient(tmp_path):
 def test_a_wrong_password_is_one_message_without_the_password(postgres_server, tmp_path):
     path = tmp_path / "keep.toml"
     path.write_text(CONFIG)
-    url = postgres_server.create_database("orders").replace("postgresql://", "postgresql+psycopg://")
+    url = postgres_server.create_database("orders").replace(
+        "postgresql://", "postgresql+psycopg://"
+    )
     password = "Wr0ng-pa55word-xyz"
     user_host = url.split("://", 1)[1].split("@")[-1]
     bad = f"postgresql+psycopg://nobody_here:{password}@{user_host}"

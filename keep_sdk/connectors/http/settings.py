@@ -6,6 +6,7 @@ import re
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from keep_sdk.connectors.secrets import Secret
 from keep_sdk.connectors.settings import OperationSettings, Settings, check_operation_name
@@ -16,6 +17,10 @@ __all__ = ["HttpOperation", "HttpReconcile", "HttpSettings", "path_parameters"]
 _PARAM = re.compile(r"\{([^{}]*)\}")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 IDEMPOTENCY_KEY = "idempotencyKey"
+CREDENTIAL_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token"}
+)
+"""Headers whose value must be a secret reference, never written out in keep.toml."""
 
 
 def path_parameters(template: str) -> list[str]:
@@ -131,6 +136,19 @@ class HttpSettings(Settings):
             check_operation_name(name)
         if not value:
             raise ValueError("declare at least one operation under operations.<name>")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _credentials(cls, value: dict[str, str | Secret]) -> dict[str, str | Secret]:
+        for name, header in value.items():
+            if name.lower() in CREDENTIAL_HEADERS and not isinstance(header, Secret):
+                raise PydanticCustomError(
+                    "secret_inlined",
+                    f"the header {name} carries a credential, which must not be written in "
+                    'the configuration; write a reference such as "Bearer ${ENV_VAR}" or '
+                    '"${file:NAME}"',
+                )
         return value
 
     @field_validator("base_url")
