@@ -52,7 +52,7 @@ SCHEMA = (
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'orders.db'}"
     else:
@@ -62,7 +62,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     with engine.begin() as conn:
         conn.execute(sa.text(SCHEMA))
     engine.dispose()
-    yield url
+    return url
 
 
 @pytest.fixture
