@@ -11,12 +11,18 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict
 
+import keep_sdk
+import keep_sdk.connectors as keep_sdk_connectors
+from keep_sdk.app import Installation
 from keep_sdk.cli import cli
 from keep_sdk.config import load_config
+from keep_sdk.connectors.configured import ConnectorType
 from keep_sdk.connectors.secrets import Secret, redact
 from keep_sdk.connectors.types import BUILTIN_CONNECTOR_TYPES
-from keep_sdk.errors import ConfigurationError
+from keep_sdk.errors import ConfigurationError, PluginError
+from keep_sdk.plugins import KeepPlugins
 
 TYPES = {t.name: t for t in BUILTIN_CONNECTOR_TYPES}
 
@@ -130,3 +136,63 @@ def test_keep_connectors_lists_configured_operations_without_secrets(tmp_path):
     shown = keep(tmp_path, HTTP, "config", "--json", env={"CRM_TOKEN": "zz-t0k3n"})
     [crm] = json.loads(shown.output)["connectors"]
     assert crm["settings"]["headers"] == {"Authorization": "***"}
+
+
+class Echo(keep_sdk_connectors.Connector):
+    """Echoes what it is given, with a greeting from its settings."""
+
+    name = "echo"
+
+
+class EchoSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    greeting: str
+    token: Secret
+
+
+class EchoArgs(BaseModel):
+    text: str
+
+
+def _echo_connector(instance: str, settings: EchoSettings) -> keep_sdk_connectors.Connector:
+    class Configured(keep_sdk_connectors.Connector):
+        name = instance
+
+        @keep_sdk_connectors.operation(kind="read", permission=f"{instance}.read", args=EchoArgs)
+        def say(self, args: EchoArgs) -> str:
+            return f"{settings.greeting} {args.text}"
+
+    return Configured()
+
+
+class EchoTypePlugin:
+    @keep_sdk.hookimpl
+    def register_connector_types(self) -> list[ConnectorType]:
+        return [ConnectorType("echo", EchoSettings, _echo_connector)]
+
+
+def test_a_plugin_adds_a_connector_type_that_keep_toml_can_use(tmp_path):
+    plugins = KeepPlugins(load_entry_points=False)
+    plugins.register(EchoTypePlugin())
+    config = tmp_path / "keep.toml"
+    config.write_text('[connectors.hello]\ntype = "echo"\ngreeting = "hi"\ntoken = "${T}"\n')
+    loaded = load_config(config, types=plugins.connector_types(), environ={"T": "x-secret-9"})
+    inst = Installation.open("memory://", plugins=plugins, config=loaded, isolation="in-process")
+    try:
+        assert inst.connectors.invoke("hello", "say", {"text": "there"}) == "hi there"
+        assert "hello" in inst.connectors.manifest().names()
+    finally:
+        inst.close()
+    config.write_text('[connectors.hello]\ntype = "echo"\ngreeting = "hi"\ntoken = "x-secret-9"\n')
+    with pytest.raises(ConfigurationError) as caught:
+        load_config(config, types=plugins.connector_types(), environ={})
+    assert "connectors.hello.token" in str(caught.value)
+    assert "x-secret-9" not in str(caught.value)
+
+
+def test_a_connector_type_registered_twice_is_a_plugin_error():
+    plugins = KeepPlugins(load_entry_points=False)
+    plugins.register(EchoTypePlugin(), name="one")
+    plugins.register(EchoTypePlugin(), name="two")
+    with pytest.raises(PluginError, match="connector type 'echo'"):
+        plugins.connector_types()
