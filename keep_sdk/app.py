@@ -204,8 +204,9 @@ class Installation:
 
         `config` is the checked ``keep.toml`` (default: `read_config` for this
         store): its connectors join the registered ones, its ``[policy]`` is the
-        policy unless `policy` is given, and its secrets are masked in every log
-        record from now on.
+        policy and each ``[workflows.<name>.policy]`` that workflow's (unless
+        `policy` is given, which then applies to every workflow), and its
+        secrets are masked in every log record from now on.
         """
         url = store_url or DEFAULT_STORE_URL
         plugins = plugins or default_plugins()
@@ -237,6 +238,11 @@ class Installation:
             store,
             connectors,
             policy=policy or config.policy,
+            workflow_policies=(
+                {}
+                if policy is not None
+                else {name: config.policy_for(name) for name in config.workflow_policies}
+            ),
             isolation=_isolation(isolation),
             load_workflow=plugins.load_workflow,
             observe=plugins.notify,

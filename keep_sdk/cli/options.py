@@ -18,7 +18,9 @@ from keep_sdk.app import ISOLATIONS, Installation, read_config
 from keep_sdk.cli.support import EXIT_USAGE, fail
 from keep_sdk.config import KeepConfig
 from keep_sdk.contract.manifest import Manifest
-from keep_sdk.errors import ConfigurationError
+from keep_sdk.errors import ConfigurationError, ScriptRejected
+from keep_sdk.model import HostPolicy
+from keep_sdk.workflow import Workflow
 
 __all__ = [
     "CONFIG_META",
@@ -26,6 +28,7 @@ __all__ = [
     "doubles_option",
     "isolation_option",
     "json_option",
+    "load_script",
     "opened",
     "script_manifest",
     "store_option",
@@ -97,6 +100,33 @@ def script_manifest(store_url: str | None) -> Manifest:
         if callable(close):
             close()
     return Manifest(connectors=sorted(found, key=lambda c: c.name))
+
+
+def load_script(source: str, filename: str, store_url: str | None) -> Workflow:
+    """Validate a script as `keep run` deploys it: against the registered and configured
+    connectors, with the policy keep.toml gives its workflow. Raises `ScriptRejected`."""
+    from keep_sdk.plugins import default_plugins
+
+    config = configuration(store_url)
+    plugins = default_plugins()
+    connectors = script_manifest(store_url)
+
+    def load(policy: HostPolicy) -> Workflow:
+        return plugins.load_workflow(
+            source, filename=filename, connectors=connectors, policy=policy
+        )
+
+    try:
+        workflow = load(config.policy)
+    except ScriptRejected as exc:
+        report = exc.report
+        declared = report.workflow.name if report is not None and report.workflow else None
+        if not declared or declared not in config.workflow_policies:
+            raise
+        return load(config.policy_for(declared))
+    if workflow.name and workflow.name in config.workflow_policies:
+        return load(config.policy_for(workflow.name))
+    return workflow
 
 
 @contextmanager
