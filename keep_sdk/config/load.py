@@ -17,7 +17,7 @@ from keep_sdk.config.policy import PolicyValue, checked_policy, merge, policy_va
 from keep_sdk.config.references import SecretSource, load_secrets_file, resolve_references
 from keep_sdk.connectors.base import Connector
 from keep_sdk.connectors.configured import ConnectorType
-from keep_sdk.connectors.secrets import Secret, redact
+from keep_sdk.connectors.secrets import Redactor, Secret
 from keep_sdk.errors import ConfigurationError
 from keep_sdk.model import HostPolicy
 
@@ -119,7 +119,7 @@ class KeepConfig:
 
     def redact(self, text: str) -> str:
         """`text` with every secret of this configuration masked."""
-        return redact(text, self.secrets) if self.secrets else text
+        return Redactor(self.secrets)(text)
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -7,28 +7,29 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from keep_sdk.connectors.secrets import Secret, redact
+from keep_sdk.connectors.secrets import Redactor, Secret
 
 __all__ = ["install_log_redaction"]
 
 _lock = threading.Lock()
 _secrets: set[Secret] = set()
+_redactor = Redactor(())
 _installed = False
 
 
 def _redacting_factory(previous: Any) -> Any:
     def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record: logging.LogRecord = previous(*args, **kwargs)
-        secrets = tuple(_secrets)
-        if not secrets:
+        redact = _redactor
+        if not redact:
             return record
         message = record.getMessage()
-        cleaned = redact(message, secrets)
+        cleaned = redact(message)
         if cleaned != message:
             record.msg, record.args = cleaned, ()
         if record.exc_info and record.exc_info[0] is not None:
             text = logging.Formatter().formatException(record.exc_info)
-            record.exc_text = redact(text, secrets)
+            record.exc_text = redact(text)
         return record
 
     return factory
@@ -40,9 +41,10 @@ def install_log_redaction(secrets: Iterable[Secret]) -> None:
     Installed once per process as a log-record factory (so every logger and
     handler sees the masked text); later calls add secrets to the set.
     """
-    global _installed
+    global _installed, _redactor
     with _lock:
         _secrets.update(secrets)
+        _redactor = Redactor(_secrets)
         if not _installed:
             logging.setLogRecordFactory(_redacting_factory(logging.getLogRecordFactory()))
             _installed = True

@@ -20,7 +20,7 @@ from pydantic import BaseModel, JsonValue, RootModel
 
 from keep_sdk.connectors.base import Connector
 from keep_sdk.connectors.operation import Operation
-from keep_sdk.connectors.secrets import Secret, redact
+from keep_sdk.connectors.secrets import Redactor, Secret
 from keep_sdk.errors import ConnectorError, InternalError, InvalidArguments, KeepError
 from keep_sdk.model import OperationKind, ReconcileOutcome
 
@@ -143,13 +143,15 @@ class OperationSpec:
     reconcilable: bool = False
 
 
-def _redacted_json(value: JsonValue, secrets: Sequence[Secret]) -> JsonValue:
+def _redacted_json(value: JsonValue, redact: Redactor) -> JsonValue:
+    if not redact:
+        return value
     if isinstance(value, str):
-        return redact(value, secrets) if secrets else value
+        return redact(value)
     if isinstance(value, list):
-        return [_redacted_json(v, secrets) for v in value]
+        return [_redacted_json(v, redact) for v in value]
     if isinstance(value, dict):
-        return {redact(k, secrets): _redacted_json(v, secrets) for k, v in value.items()}
+        return {redact(k): _redacted_json(v, redact) for k, v in value.items()}
     return value
 
 
@@ -163,6 +165,7 @@ class ConfiguredConnector(Connector):
     """
 
     secrets: ClassVar[tuple[Secret, ...]] = ()
+    redact: ClassVar[Redactor] = Redactor(())
 
     @classmethod
     def define(
@@ -178,6 +181,7 @@ class ConfiguredConnector(Connector):
             "name": name,
             "description": description,
             "secrets": tuple(secrets),
+            "redact": Redactor(secrets),
             "__doc__": description,
             "__module__": cls.__module__,
         }
@@ -215,7 +219,7 @@ class ConfiguredConnector(Connector):
             result = super().invoke(js_name, arguments, idempotency_key=idempotency_key)
         except KeepError as exc:
             raise self._redacted(exc) from None
-        return _redacted_json(result, self.secrets)
+        return _redacted_json(result, self.redact)
 
     def reconcile(self, js_name: str, arguments: Any, idempotency_key: str) -> ReconcileOutcome:
         """`Connector.reconcile`, with secrets removed from the outcome and from any error."""
@@ -225,8 +229,8 @@ class ConfiguredConnector(Connector):
             raise self._redacted(exc) from None
         return outcome.model_copy(
             update={
-                "result": _redacted_json(outcome.result, self.secrets),
-                "detail": redact(outcome.detail, self.secrets) if outcome.detail else None,
+                "result": _redacted_json(outcome.result, self.redact),
+                "detail": self.redact(outcome.detail) if outcome.detail else None,
             }
         )
 
@@ -241,11 +245,11 @@ class ConfiguredConnector(Connector):
             ) from exc
 
     def _redacted(self, exc: KeepError) -> KeepError:
-        exc.message = redact(exc.message, self.secrets)
+        exc.message = self.redact(exc.message)
         exc.args = (exc.message,)
         problems = getattr(exc, "problems", None)
         if isinstance(problems, list):
-            exc.problems = [redact(p, self.secrets) for p in problems]  # type: ignore[attr-defined]
+            exc.problems = [self.redact(p) for p in problems]  # type: ignore[attr-defined]
         exc.__cause__ = None
         exc.__context__ = None
         return exc

@@ -9,13 +9,14 @@ stored, logged or shown.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import PydanticCustomError, core_schema
 
-__all__ = ["MASK", "Secret", "redact", "secrets_in"]
+__all__ = ["MASK", "Redactor", "Secret", "redact", "secrets_in"]
 
 MASK = "***"
 
@@ -97,20 +98,33 @@ def secrets_in(value: Any) -> list[Secret]:
     return found
 
 
-def redact(text: str, secrets: Iterable[Secret | str]) -> str:
-    """`text` with every occurrence of each secret's value replaced by ``***``.
+class Redactor:
+    """Masks a fixed set of secrets in texts; built once, cheap to call.
 
-    Longer values are replaced first, so a secret containing another is masked
-    whole. Values shorter than 4 characters are masked too (an empty one is
-    ignored). URL-encoded forms of a value are masked as well.
+    Every value and referenced part of each secret is masked, also in its
+    URL-encoded forms; longer values first, so a secret containing another is
+    masked whole.
     """
-    from urllib.parse import quote, quote_plus
 
-    values: set[str] = set()
-    for secret in secrets:
-        for raw in secret.parts if isinstance(secret, Secret) else (secret,):
-            if raw:
-                values.update({raw, quote(raw, safe=""), quote_plus(raw)})
-    for value in sorted(values, key=len, reverse=True):
-        text = text.replace(value, MASK)
-    return text
+    def __init__(self, secrets: Iterable[Secret | str]) -> None:
+        from urllib.parse import quote, quote_plus
+
+        values: set[str] = set()
+        for secret in secrets:
+            for raw in secret.parts if isinstance(secret, Secret) else (secret,):
+                if raw:
+                    values.update({raw, quote(raw, safe=""), quote_plus(raw)})
+        ordered = sorted(values, key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def __call__(self, text: str) -> str:
+        """`text` with every secret replaced by ``***``."""
+        return self._pattern.sub(MASK, text) if self._pattern is not None else text
+
+
+def redact(text: str, secrets: Iterable[Secret | str]) -> str:
+    """`text` with every secret in `secrets` replaced by ``***`` (see `Redactor`)."""
+    return Redactor(secrets)(text)
