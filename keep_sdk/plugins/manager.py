@@ -176,13 +176,17 @@ class KeepPlugins:
         *,
         policy: HostPolicy | None = None,
         filename: str | None = None,
+        connectors: Manifest | None = None,
     ) -> Report:
-        """`keep_sdk.validator.validate` with these plugins' connectors and rules."""
+        """`keep_sdk.validator.validate` with these plugins' rules and (by default) connectors.
+
+        `connectors` replaces the registered connectors' manifest, e.g. with keep.toml's
+        instances added."""
         from keep_sdk.validator import validate
 
         return validate(
             source,
-            connectors=self.manifest(),
+            connectors=connectors if connectors is not None else self.manifest(),
             rules=self.rules(),
             policy=policy,
             filename=filename,

@@ -196,3 +196,16 @@ def test_a_connector_type_registered_twice_is_a_plugin_error():
     plugins.register(EchoTypePlugin(), name="two")
     with pytest.raises(PluginError, match="connector type 'echo'"):
         plugins.connector_types()
+
+
+def test_keep_validate_knows_the_configured_operations_and_their_arguments(tmp_path):
+    script = tmp_path / "flow.js"
+    script.write_text(
+        'export default Keep.workflow({ name: "w", topics: {}, producers: { p: { schedule: '
+        '{ interval: "5m" }, handler: async (ctx, state) => { '
+        'await ctx.crm.getContact({ id: "c1" }); await ctx.crm.getContacts({}); return {}; } } } });'
+    )
+    done = keep(tmp_path, HTTP, "validate", str(script), env={"CRM_TOKEN": "t"})
+    assert done.exit_code == 1, done.output
+    assert "has no operation `getContacts` (did you mean `getContact`?)" in done.output
+    assert "1 error," in done.output
