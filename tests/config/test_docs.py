@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -89,3 +90,48 @@ def test_the_sql_page_config_and_workflow_run_on_sqlite(tmp_path) -> None:
         ("r1", "Ada", "requested", None),
         ("r1-confirmed", "Ada", "open", entry["idempotencyKey"]),
     ]
+
+
+def test_applied_then_dropped_is_reconciled_by_the_ledger_and_happens_once(
+    service, tmp_path
+) -> None:
+    [config] = blocks("connectors-http.md", "toml")
+    [script] = blocks("connectors-http.md", "js")
+    config = config.replace("http://127.0.0.1:8080", service.url)
+    service.state.contacts["c1"] = {"name": "Ada"}
+    service.fault("/notes", "drop_after_apply")
+    result = run(tmp_path, config, script, "crm.read", "crm.notes", env={"CRM_TOKEN": TOKEN})
+    [entry] = result["ledger"]
+    assert entry["status"] == "applied"
+    assert entry["result"]["noteId"] == "note-1"
+    posts = [r for r in service.state.received if r["method"] == "POST"]
+    lookups = [r for r in service.state.received if r["path"].startswith("/notes/by-key/")]
+    assert len(posts) == 1
+    assert len(lookups) == 1
+    assert len(service.state.notes) == 1
+
+
+def test_a_transient_answer_to_a_mutation_is_retried_by_the_host_with_the_same_key(
+    service, tmp_path
+) -> None:
+    [config] = blocks("connectors-http.md", "toml")
+    [script] = blocks("connectors-http.md", "js")
+    config = config.replace("http://127.0.0.1:8080", service.url)
+    service.state.contacts["c1"] = {"name": "Ada"}
+    service.fault("/notes", "status", status=503, retry_after="0")
+    (tmp_path / "keep.toml").write_text(config + "\n[policy.backoff]\nbase_s = 0.05\ncap_s = 0.1\n")
+    (tmp_path / "flow.js").write_text(script)
+    store = f"sqlite:///{tmp_path / 'keep.db'}"
+    base = ["--config", str(tmp_path / "keep.toml")]
+    env = {"CRM_TOKEN": TOKEN}
+    args = [*base, "run", str(tmp_path / "flow.js"), "--store", store, "--until-idle"]
+    args += ["--isolation", "in-process", "--grant", "crm.read", "--grant", "crm.notes"]
+    first = CliRunner().invoke(cli, args, env=env)
+    assert "503" in first.output + first.stderr
+    time.sleep(0.5)
+    again = CliRunner().invoke(cli, args, env=env)
+    assert again.exit_code == 0, again.output + again.stderr
+    posts = [r for r in service.state.received if r["method"] == "POST"]
+    assert len(posts) == 2
+    assert posts[0]["idempotencyKey"] == posts[1]["idempotencyKey"]
+    assert len(service.state.notes) == 1
