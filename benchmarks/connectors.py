@@ -2,7 +2,7 @@
 
     python benchmarks/connectors.py [--calls 300] [--rounds 7]
 
-A Starlette app under uvicorn on 127.0.0.1 answers ``GET /contacts/{id}`` and
+A Starlette app under uvicorn (its own process) on 127.0.0.1 answers ``GET /contacts/{id}`` and
 ``POST /notes``. Each round makes `calls` calls of each kind, interleaved: a bare
 `httpx.Client` request (the baseline), and the same request through the
 connector (`Connector.invoke`: JSON Schema check of the arguments, path
@@ -16,8 +16,9 @@ from __future__ import annotations
 import argparse
 import socket
 import statistics
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -61,18 +62,31 @@ async def note(request: Request) -> JSONResponse:
     return JSONResponse({"noteId": "n1", "text": body["text"]}, status_code=201)
 
 
-def serve() -> tuple[str, uvicorn.Server, threading.Thread]:
-    app = Starlette(
+def app() -> Starlette:
+    return Starlette(
         routes=[Route("/contacts/{cid}", contact), Route("/notes", note, methods=["POST"])]
     )
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.01)
-    return f"http://127.0.0.1:{sock.getsockname()[1]}", server, thread
+
+
+def serve() -> tuple[str, subprocess.Popen[bytes]]:
+    """The app under uvicorn in its own process (no GIL shared with the client)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(port)], stderr=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"{url}/contacts/x", timeout=1)
+            return url, server
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                server.kill()
+                raise
+            time.sleep(0.1)
 
 
 def per_call_us(func: Callable[[], object], calls: int) -> float:
@@ -86,8 +100,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--serve", type=int, default=None, help=argparse.SUPPRESS)
     options = parser.parse_args()
-    url, server, thread = serve()
+    if options.serve is not None:
+        uvicorn.run(app(), host="127.0.0.1", port=options.serve, log_level="critical")
+        return
+    url, server = serve()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "keep.toml"
         path.write_text(CONFIG.format(url=url))
@@ -120,8 +138,8 @@ def main() -> None:
         )
     bare.close()
     crm.close()  # type: ignore[attr-defined]
-    server.should_exit = True
-    thread.join(5)
+    server.terminate()
+    server.wait(10)
 
 
 if __name__ == "__main__":
