@@ -6,7 +6,7 @@ import json
 
 import click
 
-from keep_sdk.cli.options import script_manifest, store_option
+from keep_sdk.cli.options import configuration, script_manifest, store_option
 from keep_sdk.cli.support import loaded_plugins, reports_errors
 from keep_sdk.errors import KeepError
 
@@ -65,8 +65,9 @@ def call_command(operation: str, arguments: str) -> None:
     """Check ARGUMENTS (JSON) for CONNECTOR.OPERATION; run it when it is a read.
 
     Reads run against a fresh instance of the connector (the built-in doubles
-    start empty). Mutations are only checked: they run inside a workflow's
-    mutate phase, where the host records them in the ledger first.
+    start empty; keep.toml's instances reach their real service). Mutations are
+    only checked: they run inside a workflow's mutate phase, where the host
+    records them in the ledger first.
     """
     from keep_sdk.connectors import ConnectorSet
     from keep_sdk.model import OperationKind
@@ -81,15 +82,22 @@ def call_command(operation: str, arguments: str) -> None:
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"not valid JSON: {exc}", param_hint="ARGUMENTS") from None
     classes = loaded_plugins().connectors()
-    instances = ConnectorSet([klass() for klass in classes.values()])
-    declared = instances.operation(connector_name, op_name)
-    parsed = declared.parse(raw, connector=connector_name)
-    if declared.kind is OperationKind.MUTATION:
-        click.echo(
-            f"arguments are valid for ctx.{connector_name}.{op_name} "
-            f"(a mutation: it runs only in a workflow's mutate phase)"
-        )
-        click.echo(parsed.model_dump_json(by_alias=True, indent=2))
-        return
-    result = instances.invoke(connector_name, op_name, raw)
+    configured = configuration(None).build_connectors()
+    try:
+        instances = ConnectorSet([*(klass() for klass in classes.values()), *configured])
+        declared = instances.operation(connector_name, op_name)
+        parsed = declared.parse(raw, connector=connector_name)
+        if declared.kind is OperationKind.MUTATION:
+            click.echo(
+                f"arguments are valid for ctx.{connector_name}.{op_name} "
+                f"(a mutation: it runs only in a workflow's mutate phase)"
+            )
+            click.echo(parsed.model_dump_json(by_alias=True, indent=2))
+            return
+        result = instances.invoke(connector_name, op_name, raw)
+    finally:
+        for instance in configured:
+            close = getattr(instance, "close", None)
+            if callable(close):
+                close()
     click.echo(json.dumps(result, indent=2))

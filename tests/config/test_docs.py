@@ -135,3 +135,23 @@ def test_a_transient_answer_to_a_mutation_is_retried_by_the_host_with_the_same_k
     assert len(posts) == 2
     assert posts[0]["idempotencyKey"] == posts[1]["idempotencyKey"]
     assert len(service.state.notes) == 1
+
+
+def test_keep_call_reaches_a_configured_operation(service, tmp_path) -> None:
+    [config] = blocks("connectors-http.md", "toml")
+    (tmp_path / "keep.toml").write_text(config.replace("http://127.0.0.1:8080", service.url))
+    service.state.contacts["c1"] = {"name": "Ada"}
+    done = CliRunner().invoke(
+        cli,
+        ["--config", str(tmp_path / "keep.toml"), "call", "crm.getContact", '{"id": "c1"}'],
+        env={"CRM_TOKEN": TOKEN},
+    )
+    assert done.exit_code == 0, done.output + done.stderr
+    assert json.loads(done.output) == {"name": "Ada"}
+    refused = CliRunner().invoke(
+        cli,
+        ["--config", str(tmp_path / "keep.toml"), "call", "crm.getContact", '{"id": "c9"}'],
+        env={"CRM_TOKEN": TOKEN},
+    )
+    assert refused.exit_code == 1
+    assert "answered 404" in refused.stderr
