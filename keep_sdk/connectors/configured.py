@@ -11,7 +11,7 @@ connector is passed through `redact` with the instance's secrets.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
@@ -288,4 +288,3 @@ class ConnectorType:
     settings: type[BaseModel]
     build: Callable[[str, Any], Connector]
     description: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
