@@ -26,7 +26,8 @@ import yaml
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from keep_sdk.connectors import ConnectorSet
+from keep_sdk.config import KeepConfig, find_config, install_log_redaction, load_config
+from keep_sdk.connectors import Connector, ConnectorSet
 from keep_sdk.connectors.builtin import ServiceDouble
 from keep_sdk.connectors.builtin.seeding import Seed, parse_seed
 from keep_sdk.errors import ActionRefused, ConfigurationError, KeepError
@@ -43,6 +44,7 @@ __all__ = [
     "default_doubles_path",
     "load_seed",
     "open_checked_store",
+    "read_config",
     "sqlite_path",
 ]
 
@@ -108,6 +110,33 @@ def open_checked_store(url: str, *, plugins: KeepPlugins | None = None) -> Store
     return store
 
 
+def read_config(
+    store_url: str | None = None,
+    *,
+    explicit: Path | None = None,
+    plugins: KeepPlugins | None = None,
+) -> KeepConfig:
+    """The checked ``keep.toml`` of the store at `store_url`: `explicit` (``--config``), else
+    ``$KEEP_CONFIG``, else ``keep.toml`` next to a SQLite store; an empty configuration when
+    there is none. A bad file is one `ConfigurationError` (`keep_sdk.config.load_config`)."""
+    database = sqlite_path(store_url or DEFAULT_STORE_URL)
+    path = find_config(explicit=explicit, store_dir=database.parent if database else None)
+    return load_config(path, types=(plugins or default_plugins()).connector_types())
+
+
+def _with_configured(
+    registered: ConnectorSet, config: KeepConfig
+) -> tuple[ConnectorSet, list[Connector]]:
+    clashes = sorted(set(registered) & set(config.connectors))
+    if clashes:
+        raise ConfigurationError(
+            f"{config.path}: connectors.{clashes[0]}: the name {clashes[0]!r} is taken by a "
+            "connector a plugin registers; give this instance another name"
+        )
+    built = config.build_connectors()
+    return ConnectorSet([*registered.values(), *built]), built
+
+
 def load_seed(path: Path) -> dict[str, Any]:
     """Read a seed file (JSON or YAML): ``{connector name: data, "faults": [...]}``.
 
@@ -145,6 +174,8 @@ class Installation:
     connectors: ConnectorSet
     runtime: Runtime
     doubles_path: Path | None
+    config: KeepConfig
+    configured: list[Connector]
 
     @classmethod
     def open(
@@ -157,6 +188,7 @@ class Installation:
         plugins: KeepPlugins | None = None,
         read_only: bool = False,
         must_exist: bool = False,
+        config: KeepConfig | None = None,
     ) -> Installation:
         """Open the store at `store_url` (default ``sqlite:///.keep/keep.db``) with the
         connectors, rules, store schemes and observers of `plugins` (default: the
@@ -169,9 +201,17 @@ class Installation:
         cannot be opened (not a database, truncated, bad URL options, a folder that
         cannot be created) is a `ConfigurationError` saying so, never a raw
         database error.
+
+        `config` is the checked ``keep.toml`` (default: `read_config` for this
+        store): its connectors join the registered ones, its ``[policy]`` is the
+        policy and each ``[workflows.<name>.policy]`` that workflow's (unless
+        `policy` is given, which then applies to every workflow), and its
+        secrets are masked in every log record from now on.
         """
         url = store_url or DEFAULT_STORE_URL
         plugins = plugins or default_plugins()
+        config = config if config is not None else read_config(url, plugins=plugins)
+        install_log_redaction(config.secrets)
         database = sqlite_path(url)
         if (read_only or must_exist) and database is not None and not database.is_file():
             hint = (
@@ -189,19 +229,25 @@ class Installation:
                     if issubclass(klass, ServiceDouble):
                         options[name] = {"backing": backing}
             with _opening(f"the connectors' data file {backing}"):
-                connectors = plugins.connector_set(**options)
+                registered = plugins.connector_set(**options)
+            connectors, configured = _with_configured(registered, config)
         except BaseException:
             store.close()
             raise
         runtime = Runtime(
             store,
             connectors,
-            policy=policy,
+            policy=policy or config.policy,
+            workflow_policies=(
+                {}
+                if policy is not None
+                else {name: config.policy_for(name) for name in config.workflow_policies}
+            ),
             isolation=_isolation(isolation),
             load_workflow=plugins.load_workflow,
             observe=plugins.notify,
         )
-        return cls(url, store, connectors, runtime, backing)
+        return cls(url, store, connectors, runtime, backing, config, configured)
 
     def reconcilable(self, connector: str, operation: str) -> bool:
         """Whether ``connector.operation`` can reconcile (False for an unknown one)."""
@@ -301,7 +347,11 @@ class Installation:
         return list(seed.data)
 
     def close(self) -> None:
-        """Stop worker processes and release the store's connections."""
+        """Stop worker processes and release the store's and connectors' connections."""
+        for connector in self.configured:
+            close = getattr(connector, "close", None)
+            if callable(close):
+                close()
         self.runtime.close()
         close = getattr(self.runtime.isolation, "close", None)
         if callable(close):

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from keep_sdk.cli.options import configuration, script_manifest, store_option
 from keep_sdk.cli.support import loaded_plugins, reports_errors
 from keep_sdk.errors import KeepError
 
@@ -14,6 +15,7 @@ __all__ = ["call_command", "connectors_command"]
 
 @click.command("connectors")
 @click.argument("name", required=False)
+@store_option
 @click.option(
     "--format",
     "fmt",
@@ -23,16 +25,17 @@ __all__ = ["call_command", "connectors_command"]
     help="markdown is meant to be pasted into an LLM prompt.",
 )
 @reports_errors
-def connectors_command(name: str | None, fmt: str) -> None:
+def connectors_command(name: str | None, store_url: str | None, fmt: str) -> None:
     """List what scripts can call: every connector operation, its kind and permission.
 
-    NAME narrows the listing to one connector (``sheets``) or one operation
-    (``sheets.appendRow``).
+    Registered connectors and the instances keep.toml configures (never their
+    secrets). NAME narrows the listing to one connector (``sheets``) or one
+    operation (``sheets.appendRow``).
     """
     from keep_sdk.connectors import ConnectorManifest, Manifest
 
-    plugins = loaded_plugins()
-    manifest = Manifest(connectors=[c.manifest() for c in plugins.connectors().values()])
+    loaded_plugins()
+    manifest = script_manifest(store_url)
     if name:
         connector_name, _, op_name = name.partition(".")
         try:
@@ -62,8 +65,9 @@ def call_command(operation: str, arguments: str) -> None:
     """Check ARGUMENTS (JSON) for CONNECTOR.OPERATION; run it when it is a read.
 
     Reads run against a fresh instance of the connector (the built-in doubles
-    start empty). Mutations are only checked: they run inside a workflow's
-    mutate phase, where the host records them in the ledger first.
+    start empty; keep.toml's instances reach their real service). Mutations are
+    only checked: they run inside a workflow's mutate phase, where the host
+    records them in the ledger first.
     """
     from keep_sdk.connectors import ConnectorSet
     from keep_sdk.model import OperationKind
@@ -78,15 +82,22 @@ def call_command(operation: str, arguments: str) -> None:
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"not valid JSON: {exc}", param_hint="ARGUMENTS") from None
     classes = loaded_plugins().connectors()
-    instances = ConnectorSet([klass() for klass in classes.values()])
-    declared = instances.operation(connector_name, op_name)
-    parsed = declared.parse(raw, connector=connector_name)
-    if declared.kind is OperationKind.MUTATION:
-        click.echo(
-            f"arguments are valid for ctx.{connector_name}.{op_name} "
-            f"(a mutation: it runs only in a workflow's mutate phase)"
-        )
-        click.echo(parsed.model_dump_json(by_alias=True, indent=2))
-        return
-    result = instances.invoke(connector_name, op_name, raw)
+    configured = configuration(None).build_connectors()
+    try:
+        instances = ConnectorSet([*(klass() for klass in classes.values()), *configured])
+        declared = instances.operation(connector_name, op_name)
+        parsed = declared.parse(raw, connector=connector_name)
+        if declared.kind is OperationKind.MUTATION:
+            click.echo(
+                f"arguments are valid for ctx.{connector_name}.{op_name} "
+                f"(a mutation: it runs only in a workflow's mutate phase)"
+            )
+            click.echo(parsed.model_dump_json(by_alias=True, indent=2))
+            return
+        result = instances.invoke(connector_name, op_name, raw)
+    finally:
+        for instance in configured:
+            close = getattr(instance, "close", None)
+            if callable(close):
+                close()
     click.echo(json.dumps(result, indent=2))

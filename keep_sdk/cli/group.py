@@ -7,6 +7,7 @@ in its own module of this package and is added here.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -18,10 +19,12 @@ from keep_sdk.cli.actions import (
     revoke_command,
     skip_command,
 )
+from keep_sdk.cli.config import config_command
 from keep_sdk.cli.conformance import conformance_command
 from keep_sdk.cli.connectors import call_command, connectors_command
 from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
 from keep_sdk.cli.migrate import migrate_command
+from keep_sdk.cli.options import CONFIG_META
 from keep_sdk.cli.publish import publish_command
 from keep_sdk.cli.run import run_command, worker_command
 from keep_sdk.cli.schema import schema_command
@@ -35,8 +38,17 @@ __all__ = ["COMMANDS", "cli", "main"]
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(keep_version(), "--version", "-V", prog_name="keep")
-def cli() -> None:
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="keep.toml to use (default: $KEEP_CONFIG, else keep.toml next to a SQLite store).",
+)
+@click.pass_context
+def cli(ctx: click.Context, config_path: Path | None) -> None:
     """Validate, sandbox and durably run LLM-written JavaScript workflows."""
+    ctx.meta[CONFIG_META] = config_path
 
 
 COMMANDS: tuple[click.Command, ...] = (
@@ -60,6 +72,7 @@ COMMANDS: tuple[click.Command, ...] = (
     publish_command,
     migrate_command,
     serve_command,
+    config_command,
 )
 """Every ``keep`` command, in the order they were added."""
 

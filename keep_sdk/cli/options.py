@@ -14,18 +14,41 @@ from typing import Any, TypeVar
 
 import click
 
-from keep_sdk.app import ISOLATIONS, Installation
-from keep_sdk.cli.support import loaded_plugins
+from keep_sdk.app import ISOLATIONS, Installation, read_config
+from keep_sdk.cli.support import EXIT_USAGE, fail, loaded_plugins
+from keep_sdk.config import KeepConfig
+from keep_sdk.contract.manifest import Manifest
+from keep_sdk.errors import ConfigurationError, ScriptRejected
+from keep_sdk.model import HostPolicy
+from keep_sdk.workflow import Workflow
 
 __all__ = [
+    "CONFIG_META",
+    "configuration",
     "doubles_option",
     "isolation_option",
     "json_option",
+    "load_script",
     "opened",
+    "script_manifest",
     "store_option",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+CONFIG_META = "keep.config_path"
+"""Where the group's ``--config PATH`` is kept in the click context's meta."""
+
+
+def configuration(store_url: str | None) -> KeepConfig:
+    """The checked keep.toml for `store_url` (``keep --config PATH``, ``KEEP_CONFIG``, or next
+    to the store); a bad file exits 2 with its one message."""
+    context = click.get_current_context(silent=True)
+    explicit = context.meta.get(CONFIG_META) if context is not None else None
+    try:
+        return read_config(store_url, explicit=explicit)
+    except ConfigurationError as exc:
+        fail(str(exc), code=EXIT_USAGE)
 
 
 def store_option(func: F) -> F:
@@ -66,6 +89,46 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(func)
 
 
+def script_manifest(store_url: str | None) -> Manifest:
+    """What scripts may call here: the registered connectors and keep.toml's instances."""
+    from keep_sdk.plugins import default_plugins
+
+    found = [c.manifest() for c in default_plugins().connectors().values()]
+    for instance in configuration(store_url).build_connectors():
+        found.append(instance.manifest())
+        close = getattr(instance, "close", None)
+        if callable(close):
+            close()
+    return Manifest(connectors=sorted(found, key=lambda c: c.name))
+
+
+def load_script(source: str, filename: str, store_url: str | None) -> Workflow:
+    """Validate a script as `keep run` deploys it: against the registered and configured
+    connectors, with the policy keep.toml gives its workflow. Raises `ScriptRejected`."""
+    from keep_sdk.plugins import default_plugins
+
+    config = configuration(store_url)
+    plugins = default_plugins()
+    connectors = script_manifest(store_url)
+
+    def load(policy: HostPolicy) -> Workflow:
+        return plugins.load_workflow(
+            source, filename=filename, connectors=connectors, policy=policy
+        )
+
+    try:
+        workflow = load(config.policy)
+    except ScriptRejected as exc:
+        report = exc.report
+        declared = report.workflow.name if report is not None and report.workflow else None
+        if not declared or declared not in config.workflow_policies:
+            raise
+        return load(config.policy_for(declared))
+    if workflow.name and workflow.name in config.workflow_policies:
+        return load(config.policy_for(workflow.name))
+    return workflow
+
+
 @contextmanager
 def opened(
     store_url: str | None,
@@ -87,6 +150,7 @@ def opened(
         isolation=isolation,
         read_only=read_only,
         must_exist=must_exist,
+        config=configuration(store_url),
     )
     try:
         yield installation

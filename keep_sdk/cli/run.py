@@ -18,6 +18,7 @@ from keep_sdk.cli.options import (
     doubles_option,
     isolation_option,
     json_option,
+    load_script,
     opened,
     store_option,
 )
@@ -96,7 +97,8 @@ def run_command(
     source = read_text(file)
     out = console(stderr=as_json)
     try:
-        workflow = loaded_plugins().load_workflow(source, filename=str(file))
+        loaded_plugins()
+        workflow = load_script(source, str(file), store_url)
     except ScriptRejected as exc:
         if exc.report is not None:
             click.echo(render_text(exc.report, source), err=True)

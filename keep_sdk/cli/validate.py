@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from keep_sdk.cli.options import script_manifest
 from keep_sdk.cli.support import (
     EXIT_PROBLEM,
     EXIT_USAGE,
@@ -102,6 +103,9 @@ def _summary(reports: list[Report]) -> str:
 def validate_command(paths: tuple[str, ...], fmt: str, mutate_reads: str) -> None:
     """Check workflow scripts statically; exit 1 when any has an error.
 
+    Scripts may call the registered connectors and those keep.toml configures
+    (``keep --config PATH``, ``$KEEP_CONFIG`` or ``.keep/keep.toml``).
+
     PATH is a .js file, a directory (every .js file in it, recursively) or -
     for standard input. Each problem is printed as file:line:column with the
     rule id, the source line and a hint on how to fix it.
@@ -109,8 +113,10 @@ def validate_command(paths: tuple[str, ...], fmt: str, mutate_reads: str) -> Non
     scripts = _read(paths, lenient=fmt != "text")
     plugins = loaded_plugins()
     policy = HostPolicy.model_validate({"mutate_reads": mutate_reads})
+    connectors = script_manifest(None)
     reports = [
-        plugins.validate(script.source, policy=policy, filename=script.name) for script in scripts
+        plugins.validate(script.source, policy=policy, filename=script.name, connectors=connectors)
+        for script in scripts
     ]
     if fmt == "json":
         click.echo(render_json(reports))

@@ -13,9 +13,15 @@ from keep_sdk.plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from keep_sdk.connectors import Connector
+    from keep_sdk.connectors.configured import ConnectorType
     from keep_sdk.validator import Rule
 
-__all__ = ["register_connectors", "register_rules", "register_stores"]
+__all__ = [
+    "register_connector_types",
+    "register_connectors",
+    "register_rules",
+    "register_stores",
+]
 
 
 @hookimpl
@@ -24,6 +30,14 @@ def register_connectors() -> Sequence[type[Connector]]:
     from keep_sdk.connectors.builtin import BUILTIN_CONNECTORS
 
     return BUILTIN_CONNECTORS
+
+
+@hookimpl
+def register_connector_types() -> Sequence[ConnectorType]:
+    """The keep.toml connector types: http and sql (mcp and mail: see connectors/types.py)."""
+    from keep_sdk.connectors.types import BUILTIN_CONNECTOR_TYPES
+
+    return BUILTIN_CONNECTOR_TYPES
 
 
 @hookimpl

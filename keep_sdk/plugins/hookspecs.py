@@ -39,6 +39,18 @@ def register_connectors() -> Sequence[type[Connector]]:
 
 
 @hookspec
+def register_connector_types() -> Sequence[Any]:
+    """Return connector types (`keep_sdk.connectors.configured.ConnectorType`) for keep.toml.
+
+    A type is what ``[connectors.<name>] type = "..."`` names: a pydantic settings
+    model for the rest of the table and a ``build(name, settings) -> Connector``
+    factory. The built-in plugin contributes ``http`` and ``sql``; a type name
+    registered twice is a `PluginError`.
+    """
+    return ()
+
+
+@hookspec
 def register_stores() -> Mapping[str, Callable[[str], Any]]:
     """Return store openers keyed by URL scheme (``"redis"``, ``"dynamodb"``...).
 

@@ -17,6 +17,7 @@ from keep_sdk.plugins import hookspecs
 
 if TYPE_CHECKING:
     from keep_sdk.connectors import Connector, ConnectorSet
+    from keep_sdk.connectors.configured import ConnectorType
     from keep_sdk.contract.manifest import Manifest
     from keep_sdk.contract.observations import Observation
     from keep_sdk.model import HostPolicy
@@ -108,6 +109,26 @@ class KeepPlugins:
                 found[cls.name] = cls
         return dict(sorted(found.items()))
 
+    def connector_types(self) -> dict[str, ConnectorType]:
+        """Every keep.toml connector type (``type = "http"`` ...) by name."""
+        from keep_sdk.connectors.configured import ConnectorType
+
+        found: dict[str, ConnectorType] = {}
+        for contributed in reversed(self.pm.hook.register_connector_types()):
+            for kind in contributed:
+                if not isinstance(kind, ConnectorType):
+                    raise PluginError(
+                        f"register_connector_types returned {kind!r}, which is not a "
+                        "keep_sdk.connectors.configured.ConnectorType"
+                    )
+                if kind.name in found and found[kind.name] is not kind:
+                    raise PluginError(
+                        f"two plugins register the connector type {kind.name!r}; "
+                        "uninstall one of them"
+                    )
+                found[kind.name] = kind
+        return dict(sorted(found.items()))
+
     def manifest(self) -> Manifest:
         """What scripts may call: the manifest of every registered connector (built once)."""
         if self._manifest is None:
@@ -155,13 +176,17 @@ class KeepPlugins:
         *,
         policy: HostPolicy | None = None,
         filename: str | None = None,
+        connectors: Manifest | None = None,
     ) -> Report:
-        """`keep_sdk.validator.validate` with these plugins' connectors and rules."""
+        """`keep_sdk.validator.validate` with these plugins' rules and (by default) connectors.
+
+        `connectors` replaces the registered connectors' manifest, e.g. with keep.toml's
+        instances added."""
         from keep_sdk.validator import validate
 
         return validate(
             source,
-            connectors=self.manifest(),
+            connectors=connectors if connectors is not None else self.manifest(),
             rules=self.rules(),
             policy=policy,
             filename=filename,

@@ -24,7 +24,7 @@ import datetime as dt
 import hashlib
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,6 +43,7 @@ from keep_sdk.errors import (
     NotFound,
     PermissionDenied,
     PhaseViolation,
+    ScriptRejected,
     TransientError,
 )
 from keep_sdk.model import (
@@ -162,11 +163,13 @@ class Runtime:
         now: Callable[[], dt.datetime] | None = None,
         rng: random.Random | None = None,
         deterministic: bool = False,
+        workflow_policies: Mapping[str, HostPolicy] | None = None,
     ) -> None:
         self.store = store
         self.connectors = connectors
         self.load_workflow = load_workflow
         self.policy = policy or HostPolicy()
+        self.workflow_policies = dict(workflow_policies or {})
         self.isolation = isolation or InProcessIsolation()
         self.deterministic = deterministic
         self.manifest = self.connectors.manifest()
@@ -182,12 +185,17 @@ class Runtime:
         self.mutations = MutationDesk(
             store=store,
             connectors=self.connectors,
-            policy=self.policy,
+            policy=self.policy_for,
             observer=self.observer,
             now=self.now,
             rng=self.rng,
             pause=self._pause,
         )
+
+    def policy_for(self, workflow: str) -> HostPolicy:
+        """The policy runs of `workflow` get: its own (keep.toml's ``[workflows.<name>.policy]``
+        merged over ``[policy]``) when it has one, else `policy`."""
+        return self.workflow_policies.get(workflow, self.policy)
 
     # Deployment
 
@@ -217,7 +225,7 @@ class Runtime:
         self, source: str, name: str | None, filename: str | None
     ) -> tuple[str, JsonValue, list[HandlerSpec]]:
         """Validate `source`; its workflow name, manifest and handlers, ready to deploy."""
-        manifest = self._check(source, filename).manifest
+        manifest = self._check(source, filename, name).manifest
         workflow_name = name or manifest.name
         if not workflow_name:
             raise LogicError('the workflow has no name; add `name: "..."` to Keep.workflow({...})')
@@ -229,19 +237,30 @@ class Runtime:
         ]
         return workflow_name, manifest.model_dump(mode="json"), handlers
 
-    def _check(self, source: str, filename: str | None) -> LoadedWorkflow:
+    def _check(self, source: str, filename: str | None, name: str | None = None) -> LoadedWorkflow:
+        """Validate `source` with the policy of its workflow (`name`, else the name the
+        script declares): a per-workflow ``mutate_reads`` or limit decides its checks too."""
         if self.load_workflow is None:
             raise ConfigurationError(
                 "this Runtime was built without a workflow loader, so it cannot validate and "
                 "deploy scripts; pass load_workflow=KeepPlugins().load_workflow (or open an "
                 "installation with keep_sdk.app.Installation)"
             )
-        return self.load_workflow(
-            source,
-            connectors=self.connectors.manifest(),
-            policy=self.policy,
-            filename=filename,
-        )
+        policy = self.policy_for(name) if name else self.policy
+        try:
+            loaded = self.load_workflow(
+                source, connectors=self.connectors.manifest(), policy=policy, filename=filename
+            )
+        except ScriptRejected as exc:
+            report = exc.report
+            declared = report.workflow.name if report is not None and report.workflow else None
+            if name or not declared or self.policy_for(declared) == policy:
+                raise
+            return self._check(source, filename, declared)
+        declared = loaded.manifest.name
+        if not name and declared and self.policy_for(declared) != policy:
+            return self._check(source, filename, declared)
+        return loaded
 
     # Runs
 
@@ -422,7 +441,7 @@ class Runtime:
         output = self._execute(run, loaded, host, state=handler.state, has_state=handler.has_state)
         commit = self.store.commit_producer_run(
             run.id,
-            state=self._state_of(output),
+            state=self._state_of(output, run.workflow),
             publishes=host.publishes,
             next_run_at=next_run_at(producer.schedule, self.now()),
             logs=self._take_logs(run.id),
@@ -458,7 +477,7 @@ class Runtime:
             output.result if isinstance(output, Completed) else None,
             returned=isinstance(output, Completed) and output.returned,
             consumer=consumer,
-            policy=self.policy,
+            policy=self.policy_for(run.workflow),
             now=self.now(),
         )
         try:
@@ -499,7 +518,7 @@ class Runtime:
         )
         commit = self.store.commit_consumer_run(
             run.id,
-            state=self._state_of(output),
+            state=self._state_of(output, run.workflow),
             publishes=host.publishes,
             mutation_result=mutation_result,
             logs=self._take_logs(run.id),
@@ -521,7 +540,7 @@ class Runtime:
         return PhaseHost(
             store=self.store,
             connectors=self.connectors,
-            policy=self.policy,
+            policy=self.policy_for(run.workflow),
             workflow=run.workflow,
             handler=run.handler,
             phase=phase,
@@ -554,7 +573,7 @@ class Runtime:
             manifest=self.manifest,
             subscribed_topics=tuple(host.subscribed),
             publish_topics=tuple(host.publishable),
-            policy=self.policy,
+            policy=self.policy_for(run.workflow),
             determinism=self._determinism(run),
             log_bytes_before=self._log_bytes.get(run.id, 0),
             filename=f"{run.workflow}@v{run.workflow_version}",
@@ -589,10 +608,12 @@ class Runtime:
         seed = int.from_bytes(hashlib.sha256(run.id.encode()).digest()[:4], "big")
         return Determinism(clock=self.now(), seed=seed)
 
-    def _state_of(self, output: Completed | MutationRequested) -> JsonValue | Unchanged:
+    def _state_of(
+        self, output: Completed | MutationRequested, workflow: str
+    ) -> JsonValue | Unchanged:
         if not isinstance(output, Completed) or not output.returned:
             return UNCHANGED
-        check_size(output.result, "the returned state", self.policy)
+        check_size(output.result, "the returned state", self.policy_for(workflow))
         return output.result
 
     # Failure handling
@@ -605,14 +626,15 @@ class Runtime:
         error, resume_at = str(exc), None
         if kind is FailureKind.TRANSIENT:
             attempt = 1 + run.transient_failures
-            limit = self.policy.backoff.max_attempts
+            backoff = self.policy_for(run.workflow).backoff
+            limit = backoff.max_attempts
             if limit is not None and attempt > limit:
                 kind = FailureKind.INTERNAL
                 error = f"gave up after {limit} transient failures; the last: {exc}"
                 if entry is not None and entry.status is LedgerStatus.IN_FLIGHT:
                     entry = self.store.record_mutation_failed(entry.id, error=error)
             else:
-                delay = self.policy.backoff.delay(attempt, unit_random=self.rng.random())
+                delay = backoff.delay(attempt, unit_random=self.rng.random())
                 if isinstance(exc, TransientError) and exc.retry_after is not None:
                     delay = max(delay, exc.retry_after)
                 resume_at = self.now() + dt.timedelta(seconds=delay)

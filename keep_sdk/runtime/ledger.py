@@ -68,7 +68,7 @@ class MutationDesk:
         *,
         store: Store,
         connectors: ConnectorSet,
-        policy: HostPolicy,
+        policy: Callable[[str], HostPolicy],
         observer: Observer,
         now: Callable[[], dt.datetime],
         rng: random.Random,
@@ -76,7 +76,7 @@ class MutationDesk:
     ) -> None:
         self.store = store
         self.connectors = connectors
-        self.policy = policy
+        self.policy_for = policy
         self.observer = observer
         self.now = now
         self.rng = rng
@@ -143,7 +143,7 @@ class MutationDesk:
                     entry.params,
                     idempotency_key=entry.idempotency_key,
                 ),
-                timeout_s=self.policy.mutation_timeout_s,
+                timeout_s=self.policy_for(run.workflow).mutation_timeout_s,
                 what=what,
             )
         except UncertainOutcome as exc:
@@ -192,7 +192,7 @@ class MutationDesk:
                 return self.store.get_run(run.id)
             case ReconcileStatus.FAILED:
                 attempts = entry.reconcile_attempts + 1
-                if attempts >= self.policy.reconcile_attempts:
+                if attempts >= self.policy_for(run.workflow).reconcile_attempts:
                     return self._indeterminate(
                         run,
                         entry,
@@ -207,11 +207,12 @@ class MutationDesk:
         """Count one more attempt and pause the run until the next reconcile round."""
         what = f"ctx.{entry.connector}.{entry.operation}"
         attempts = entry.reconcile_attempts + 1
-        if attempts >= self.policy.reconcile_attempts:
+        policy = self.policy_for(run.workflow)
+        if attempts >= policy.reconcile_attempts:
             return self._indeterminate(
                 run, entry, f"reconciliation could not tell after {attempts} attempts: {why}"
             )
-        delay = self.policy.reconcile_backoff.delay(attempts, unit_random=self.rng.random())
+        delay = policy.reconcile_backoff.delay(attempts, unit_random=self.rng.random())
         self.store.record_needs_reconcile(
             entry.id, next_reconcile_at=self.now() + dt.timedelta(seconds=delay), error=why
         )

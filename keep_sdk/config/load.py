@@ -1,0 +1,206 @@
+"""Finding and loading ``keep.toml`` into a checked `KeepConfig`."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from keep_sdk.config.errors import config_error, explain
+from keep_sdk.config.model import KeepConfigFile
+from keep_sdk.config.policy import PolicyValue, checked_policy, merge, policy_values
+from keep_sdk.config.references import SecretSource, load_secrets_file, resolve_references
+from keep_sdk.connectors.base import Connector
+from keep_sdk.connectors.configured import ConnectorType
+from keep_sdk.connectors.secrets import Redactor, Secret
+from keep_sdk.errors import ConfigurationError
+from keep_sdk.model import HostPolicy
+
+__all__ = [
+    "CONFIG_ENV",
+    "CONFIG_NAME",
+    "ConfiguredInstance",
+    "KeepConfig",
+    "find_config",
+    "load_config",
+]
+
+CONFIG_ENV = "KEEP_CONFIG"
+CONFIG_NAME = "keep.toml"
+
+
+def find_config(
+    *,
+    explicit: Path | None = None,
+    store_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Path | None:
+    """The configuration file to use: `explicit` (``--config``), else ``$KEEP_CONFIG``, else
+    ``keep.toml`` in `store_dir` (the folder of a SQLite store) when it exists, else None.
+
+    A file named by ``--config`` or ``KEEP_CONFIG`` that does not exist is a
+    `ConfigurationError`."""
+    env = os.environ if environ is None else environ
+    for named, how in ((explicit, "--config"), (env.get(CONFIG_ENV) or None, CONFIG_ENV)):
+        if named is not None:
+            path = Path(named).expanduser()
+            if not path.is_file():
+                raise ConfigurationError(
+                    f"{how} names {path}, which is not a file; create it or fix the path"
+                )
+            return path
+    if store_dir is not None and (store_dir / CONFIG_NAME).is_file():
+        return store_dir / CONFIG_NAME
+    return None
+
+
+@dataclass(frozen=True)
+class ConfiguredInstance:
+    """One ``[connectors.<name>]`` after checking: its type and validated settings."""
+
+    name: str
+    type: ConnectorType
+    settings: BaseModel
+
+    def build(self) -> Connector:
+        """The connector instance (opens no connection until called)."""
+        return self.type.build(self.name, self.settings)
+
+
+@dataclass(frozen=True)
+class KeepConfig:
+    """A checked ``keep.toml``: connector instances, the policy and per-workflow overrides.
+
+    `secrets` are every resolved reference; `redact` masks them in any text.
+    """
+
+    path: Path | None = None
+    connectors: dict[str, ConfiguredInstance] = field(default_factory=dict)
+    file_policy: dict[str, Any] = field(default_factory=dict)
+    workflow_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    secrets: tuple[Secret, ...] = ()
+
+    @property
+    def policy(self) -> HostPolicy:
+        """The policy of every workflow without an override: defaults + ``[policy]``."""
+        return HostPolicy.model_validate(self.file_policy)
+
+    def policy_for(self, workflow: str) -> HostPolicy:
+        """The effective policy of `workflow`: defaults + ``[policy]`` + its override."""
+        override = self.workflow_policies.get(workflow, {})
+        return HostPolicy.model_validate(merge(self.file_policy, override))
+
+    def policy_values(self, workflow: str | None = None) -> list[PolicyValue]:
+        """Every effective policy value of `workflow` (or the file's) with its source."""
+        return policy_values(
+            self.file_policy, self.workflow_policies.get(workflow, {}) if workflow else None
+        )
+
+    def build_connectors(self) -> list[Connector]:
+        """An instance of every configured connector, in name order."""
+        built: list[Connector] = []
+        for name in sorted(self.connectors):
+            try:
+                built.append(self.connectors[name].build())
+            except ImportError as exc:
+                for connector in built:
+                    getattr(connector, "close", lambda: None)()
+                raise ConfigurationError(
+                    f"{self.path}: connectors.{name} (type "
+                    f"{self.connectors[name].type.name!r}) needs a package that is not "
+                    f"installed ({exc.name}); install keep-sdk[{self.connectors[name].type.name}]"
+                ) from None
+        return built
+
+    def redact(self, text: str) -> str:
+        """`text` with every secret of this configuration masked."""
+        return Redactor(self.secrets)(text)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigurationError(
+            f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigurationError(
+            f"{path} is not valid TOML: {exc}; see docs/configuration.md for the format"
+        ) from None
+
+
+def load_config(
+    path: Path | None,
+    *,
+    types: Mapping[str, ConnectorType],
+    environ: Mapping[str, str] | None = None,
+) -> KeepConfig:
+    """Read and check the configuration at `path` (None: an empty configuration).
+
+    Every problem (TOML syntax, unknown keys, a connector type that is not
+    installed, bad settings, a missing secret, a bad policy value) is collected
+    into one `ConfigurationError` naming the file, each key and what to write.
+    """
+    if path is None:
+        return KeepConfig()
+    raw = _read(path)
+    try:
+        top = KeepConfigFile.model_validate(raw)
+    except ValidationError as exc:
+        raise config_error(path, explain(exc)) from None
+    problems: list[str] = []
+    source = SecretSource(environ=environ)
+    if top.secrets_file is not None:
+        secrets_path = (path.parent / top.secrets_file).expanduser()
+        try:
+            source = SecretSource(
+                environ=environ,
+                file_values=load_secrets_file(secrets_path),
+                file_path=secrets_path,
+            )
+        except ConfigurationError as exc:
+            problems.append(f"secrets_file: {exc}")
+    file_policy, found = checked_policy(top.policy, prefix="policy")
+    problems += found
+    workflow_policies: dict[str, dict[str, Any]] = {}
+    for workflow, settings in sorted(top.workflows.items()):
+        override, found = checked_policy(settings.policy, prefix=f"workflows.{workflow}.policy")
+        problems += found
+        workflow_policies[workflow] = override
+    instances: dict[str, ConfiguredInstance] = {}
+    for name, entry in sorted(top.connectors.items()):
+        where = f"connectors.{name}"
+        kind = types.get(entry.type)
+        if kind is None:
+            known = ", ".join(sorted(types)) or "none"
+            problems.append(
+                f"{where}.type: unknown connector type {entry.type!r}; installed types: "
+                f"{known} (a plugin can add more)"
+            )
+            continue
+        try:
+            settings = resolve_references(entry.settings(), source, where=where)
+        except ConfigurationError as exc:
+            problems.append(str(exc))
+            continue
+        try:
+            instances[name] = ConfiguredInstance(name, kind, kind.settings.model_validate(settings))
+        except ValidationError as exc:
+            problems += explain(exc, prefix=where)
+    if problems:
+        raise config_error(path, problems)
+    return KeepConfig(
+        path=path,
+        connectors=instances,
+        file_policy=file_policy,
+        workflow_policies=workflow_policies,
+        secrets=tuple(source.used),
+    )

@@ -1,0 +1,72 @@
+"""Settings shared by connectors whose operations are declared in ``keep.toml``."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from keep_sdk.connectors.configured import OperationSpec, check_arguments_schema
+from keep_sdk.model import OperationKind
+
+__all__ = ["OperationSettings", "Settings", "check_operation_name", "permission_for"]
+
+_JS_NAME = re.compile(r"^[a-z][A-Za-z0-9]*$")
+
+
+class Settings(BaseModel):
+    """Base of connector settings: unknown keys are refused (a misspelt key never passes)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class OperationSettings(Settings):
+    """The part of an operation every configured connector type shares."""
+
+    kind: OperationKind = Field(description="read, read_by_id or mutation.")
+    permission: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]+$",
+        description="What a workflow must be granted; default <connector>.read / .write.",
+    )
+    description: str = Field(default="", description="Shown by `keep connectors`.")
+    arguments: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        description="JSON Schema of the argument object (additionalProperties false by default).",
+    )
+
+    @field_validator("arguments")
+    @classmethod
+    def _schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return check_arguments_schema(value)
+
+    def required_arguments(self) -> set[str]:
+        """Names the schema requires."""
+        return set(self.arguments.get("required", []))
+
+    def spec(self, connector: str, name: str, *, reconcilable: bool) -> OperationSpec:
+        """This operation as `ConfiguredConnector.define` takes it."""
+        return OperationSpec(
+            name=name,
+            kind=self.kind,
+            permission=self.permission or permission_for(connector, self.kind),
+            arguments=self.arguments,
+            description=self.description,
+            reconcilable=reconcilable,
+        )
+
+
+def permission_for(connector: str, kind: OperationKind) -> str:
+    """The default permission: ``<connector>.write`` for mutations, else ``<connector>.read``."""
+    return f"{connector}.{'write' if kind is OperationKind.MUTATION else 'read'}"
+
+
+def check_operation_name(name: str) -> str:
+    """`name` when it is a JS identifier starting with a lowercase letter; else ``ValueError``."""
+    if not _JS_NAME.match(name):
+        raise ValueError(
+            f"operation name {name!r} must be a JS identifier starting with a lowercase "
+            "letter, such as 'addNote'"
+        )
+    return name
