@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from contextlib import AsyncExitStack, suppress
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any
 
+import httpx
 from mcp import ClientSession, McpError, StdioServerParameters
+from mcp.client import streamable_http
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Tool
 
 from keep_sdk.connectors.mcp.portal import Portal
@@ -53,6 +56,8 @@ class Link:
         """Connect and initialise, unless a live session exists; `Unreachable` if it fails."""
         try:
             self.portal.call(self._open(), self.settings.connect_timeout_s + 5)
+        except RuntimeError as exc:
+            raise Unreachable(str(exc)) from None
         except TimeoutError:
             raise Unreachable(f"no answer within {self.settings.connect_timeout_s:g}s") from None
 
@@ -98,15 +103,7 @@ class Link:
         try:
             async with AsyncExitStack() as stack:
                 if self.settings.url is not None:
-                    headers = {k: v.get_secret_value() for k, v in self.settings.headers.items()}
-                    read, write, _ = await stack.enter_async_context(
-                        streamablehttp_client(
-                            self.settings.url,
-                            headers=headers or None,
-                            timeout=self.settings.connect_timeout_s,
-                            sse_read_timeout=self.settings.call_timeout_s + 5,
-                        )
-                    )
+                    read, write = await stack.enter_async_context(await self._http(stack))
                 else:
                     assert self.settings.command is not None
                     params = StdioServerParameters(
@@ -132,6 +129,17 @@ class Link:
                 ready.set_exception(Unreachable("the connection closed during initialisation"))
             if mine is not None and self._session is mine:
                 self._session = None
+
+    async def _http(self, stack: AsyncExitStack) -> Any:
+        assert self.settings.url is not None
+        headers = {k: v.get_secret_value() for k, v in self.settings.headers.items()}
+        timeout = httpx.Timeout(
+            self.settings.connect_timeout_s, read=self.settings.call_timeout_s + 5
+        )
+        client = await stack.enter_async_context(
+            create_mcp_http_client(headers=headers or None, timeout=timeout)
+        )
+        return _two(streamable_http.streamable_http_client(self.settings.url, http_client=client))
 
     async def _list_tools(self) -> list[Tool]:
         session = self._live()
@@ -189,6 +197,12 @@ class Link:
                     await asyncio.shield(holder)
             except (TimeoutError, Exception):
                 holder.cancel()
+
+
+@asynccontextmanager
+async def _two(transport: Any) -> AsyncIterator[tuple[Any, Any]]:
+    async with transport as (read, write, *_):
+        yield read, write
 
 
 def _describe(exc: BaseException) -> str:

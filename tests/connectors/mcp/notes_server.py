@@ -32,7 +32,10 @@ def main() -> None:
     state = Path(options.state)
     fault_file = state.with_name(state.name + ".fault")
     server = FastMCP(
-        "notes", host="127.0.0.1", port=options.http or 8000, stateless_http=True,
+        "notes",
+        host="127.0.0.1",
+        port=options.http or 8000,
+        stateless_http=True,
         json_response=True,
     )
 
@@ -64,7 +67,7 @@ def main() -> None:
         return {"notes": [n for n in load()["notes"] if query in n["text"]]}
 
     @server.tool(annotations=READ)
-    def find_by_key(idempotencyKey: str) -> dict[str, Any]:  # noqa: N803
+    def find_by_key(idempotencyKey: str) -> dict[str, Any]:
         """Whether a note was added with this idempotency key."""
         for note in load()["notes"]:
             if note["key"] == idempotencyKey:
@@ -106,7 +109,7 @@ def main() -> None:
     else:
 
         @server.tool(name="delete-note")
-        def delete_note(id: str) -> dict[str, Any]:  # noqa: A002
+        def delete_note(id: str) -> dict[str, Any]:
             """Delete one note."""
             doc = load()
             doc["notes"] = [n for n in doc["notes"] if n["id"] != id]
