@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
-from typing import Any
+from typing import Any, TextIO
 
 import httpx
 from mcp import ClientSession, McpError, StdioServerParameters
@@ -112,7 +114,9 @@ class Link:
                         env={k: v.get_secret_value() for k, v in self.settings.env.items()},
                         cwd=self.settings.cwd,
                     )
-                    read, write = await stack.enter_async_context(stdio_client(params))
+                    read, write = await stack.enter_async_context(
+                        stdio_client(params, errlog=_errlog())
+                    )
                 session = await stack.enter_async_context(ClientSession(read, write))
                 mine = session
                 await session.initialize()
@@ -203,6 +207,19 @@ class Link:
 async def _two(transport: Any) -> AsyncIterator[tuple[Any, Any]]:
     async with transport as (read, write, *_):
         yield read, write
+
+
+def _errlog() -> TextIO:
+    """Where a stdio server's stderr goes: ours, when it is a real file (not a capture)."""
+    for stream in (sys.stderr, sys.__stderr__):
+        if stream is None:
+            continue
+        try:
+            stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            continue
+        return stream
+    return open(os.devnull, "w")
 
 
 def _describe(exc: BaseException) -> str:
