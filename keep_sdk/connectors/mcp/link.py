@@ -41,9 +41,9 @@ class CallFailed(Exception):
 class Link:
     """A client session held open in a task on the portal's loop.
 
-    `open` starts the transport (spawns `command`, or connects to `url`) and
-    initialises the session; `call` sends one tools/call. After a dropped
-    connection the next `call` opens a new session first.
+    The first `list_tools` or `call` starts the transport (spawns `command`, or
+    connects to `url`) and initialises the session, in the same hop to the loop
+    thread. After a dropped connection the next call opens a new session first.
     """
 
     def __init__(self, settings: McpSettings, portal: Portal) -> None:
@@ -54,28 +54,26 @@ class Link:
         self._holder: asyncio.Task[None] | None = None
         self._opening = asyncio.Lock()
 
-    def open(self) -> None:
-        """Connect and initialise, unless a live session exists; `Unreachable` if it fails."""
+    def list_tools(self) -> list[Tool]:
+        """Every tool the server lists now (all pages)."""
         try:
-            self.portal.call(self._open(), self.settings.connect_timeout_s + 5)
+            return self.portal.call(self._list_tools(), self._budget())
         except RuntimeError as exc:
             raise Unreachable(str(exc)) from None
         except TimeoutError:
-            raise Unreachable(f"no answer within {self.settings.connect_timeout_s:g}s") from None
-
-    def list_tools(self) -> list[Tool]:
-        """Every tool the server lists now (all pages)."""
-        self.open()
-        return self.portal.call(self._list_tools(), self.settings.call_timeout_s)
+            raise Unreachable(f"no answer within {self._budget():g}s") from None
 
     def call(self, tool: str, arguments: dict[str, Any], key: str | None) -> CallToolResult:
         """Call `tool`; `Unreachable` before sending, `Dropped` or `CallFailed` after."""
-        self.open()
-        timeout = self.settings.call_timeout_s
         try:
-            return self.portal.call(self._call(tool, arguments, key), timeout + 5)
+            return self.portal.call(self._call(tool, arguments, key), self._budget())
+        except RuntimeError as exc:
+            raise Unreachable(str(exc)) from None
         except TimeoutError:
-            raise Dropped(f"no answer within {timeout:g}s") from None
+            raise Dropped(f"no answer within {self.settings.call_timeout_s:g}s") from None
+
+    def _budget(self) -> float:
+        return self.settings.connect_timeout_s + self.settings.call_timeout_s + 5
 
     def close(self) -> None:
         """End the session and the transport (stops a stdio server)."""
@@ -83,6 +81,8 @@ class Link:
             self.portal.call(self._close(), 30)
 
     async def _open(self) -> None:
+        if self._session is not None and self._holder is not None and not self._holder.done():
+            return
         async with self._opening:
             await self._open_unlocked()
 
@@ -146,6 +146,7 @@ class Link:
         return _two(streamable_http.streamable_http_client(self.settings.url, http_client=client))
 
     async def _list_tools(self) -> list[Tool]:
+        await self._open()
         session = self._live()
         tools: list[Tool] = []
         cursor: str | None = None
@@ -157,6 +158,7 @@ class Link:
                 return tools
 
     async def _call(self, tool: str, arguments: dict[str, Any], key: str | None) -> CallToolResult:
+        await self._open()
         session = self._live()
         meta = {META_KEY: key} if key is not None else None
         timeout = self.settings.call_timeout_s
