@@ -6,7 +6,7 @@ import asyncio
 import datetime as dt
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any, TextIO
 
@@ -14,7 +14,6 @@ import httpx
 from mcp import ClientSession, McpError, StdioServerParameters
 from mcp.client import streamable_http
 from mcp.client.stdio import stdio_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Tool
 
 from keep_sdk.connectors.mcp.portal import Portal
@@ -53,6 +52,7 @@ class Link:
         self._stop: asyncio.Event | None = None
         self._holder: asyncio.Task[None] | None = None
         self._opening = asyncio.Lock()
+        self._refusals: set[asyncio.Future[str]] = set()
 
     def list_tools(self) -> list[Tool]:
         """Every tool the server lists now (all pages)."""
@@ -141,7 +141,11 @@ class Link:
             self.settings.connect_timeout_s, read=self.settings.call_timeout_s + 5
         )
         client = await stack.enter_async_context(
-            create_mcp_http_client(headers=headers or None, timeout=timeout)
+            httpx.AsyncClient(
+                headers=headers or None,
+                timeout=timeout,
+                transport=_Watch(httpx.AsyncHTTPTransport(), self._refused),
+            )
         )
         return _two(streamable_http.streamable_http_client(self.settings.url, http_client=client))
 
@@ -162,10 +166,21 @@ class Link:
         session = self._live()
         meta = {META_KEY: key} if key is not None else None
         timeout = self.settings.call_timeout_s
-        try:
-            return await session.call_tool(
+        refused: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._refusals.add(refused)
+        call = asyncio.ensure_future(
+            session.call_tool(
                 tool, arguments, read_timeout_seconds=dt.timedelta(seconds=timeout), meta=meta
             )
+        )
+        try:
+            waiting: set[asyncio.Future[Any]] = {call, refused}
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if not call.done():
+                call.cancel()
+                await self._drop()
+                raise Unreachable(refused.result())
+            return call.result()
         except McpError as exc:
             if exc.error.code == CONNECTION_CLOSED:
                 await self._drop()
@@ -181,6 +196,16 @@ class Link:
                 await self._drop()
                 raise Dropped(_describe(exc)) from None
             raise
+        finally:
+            self._refusals.discard(refused)
+            if not call.done():
+                call.cancel()
+
+    def _refused(self, reason: str) -> None:
+        """A POST could not connect: calls waiting now were not sent; fail them at once."""
+        for waiter in list(self._refusals):
+            if not waiter.done():
+                waiter.set_result(reason)
 
     def _live(self) -> ClientSession:
         if self._session is None:
@@ -203,6 +228,25 @@ class Link:
                     await asyncio.shield(holder)
             except (TimeoutError, Exception):
                 holder.cancel()
+
+
+class _Watch(httpx.AsyncBaseTransport):
+    """An HTTP transport that reports a POST whose connection could not be made."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, refused: Callable[[str], None]) -> None:
+        self._inner = inner
+        self._report = refused
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return await self._inner.handle_async_request(request)
+        except httpx.ConnectError as exc:
+            if request.method == "POST":
+                self._report(f"cannot connect: {_describe(exc)}")
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 @asynccontextmanager

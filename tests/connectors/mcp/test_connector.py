@@ -127,16 +127,19 @@ def test_a_hanging_mutation_times_out_as_uncertain(state: Path) -> None:
         assert time.monotonic() - started < 30
 
 
-def test_a_dead_http_server_fails_reads_as_transient_and_mutations_as_uncertain(
+def test_a_refused_http_connection_fails_reads_and_mutations_as_transient_at_once(
     state: Path,
 ) -> None:
     with http_server(state) as url:
-        connector = build("notes", McpSettings(url=url, call_timeout_s=2.0))
+        connector = build("notes", McpSettings(url=url, call_timeout_s=120.0))
     with connector:
-        with pytest.raises(TransientError, match=r"ctx\.notes\.searchNotes"):
+        started = time.monotonic()
+        with pytest.raises(TransientError, match=r"ctx\.notes\.searchNotes: cannot reach"):
             connector.invoke("searchNotes", {})
-        with pytest.raises((UncertainOutcome, TransientError)):
+        sent_nothing = r"addNote: cannot reach the MCP server .*; nothing was sent"
+        with pytest.raises(TransientError, match=sent_nothing):
             connector.invoke("addNote", {"text": "x"}, idempotency_key="keep-k1")
+        assert time.monotonic() - started < 60, "waited for the call timeout"
     assert notes(state) == []
 
 
