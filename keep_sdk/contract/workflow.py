@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HandlerPhase
 
 __all__ = [
@@ -128,3 +129,8 @@ class WorkflowManifest(_Frozen):
     producers: list[ProducerManifest]
     consumers: list[ConsumerManifest]
     default_export: DefaultExport
+    connectors: Manifest | None = Field(
+        default=None,
+        description="The connector operations as they were when this version was deployed "
+        "(frozen); None from the validator and for versions deployed before it was recorded.",
+    )

@@ -63,6 +63,7 @@ from keep_sdk.model import (
 )
 from keep_sdk.runtime.checks import check_prepare_result, check_size
 from keep_sdk.runtime.failures import classify, route
+from keep_sdk.runtime.frozen import check_frozen
 from keep_sdk.runtime.host import PhaseHost
 from keep_sdk.runtime.ledger import MutationDesk, chain_root
 from keep_sdk.runtime.observer import Observer
@@ -225,7 +226,8 @@ class Runtime:
         self, source: str, name: str | None, filename: str | None
     ) -> tuple[str, JsonValue, list[HandlerSpec]]:
         """Validate `source`; its workflow name, manifest and handlers, ready to deploy."""
-        manifest = self._check(source, filename, name).manifest
+        checked = self._check(source, filename, name).manifest
+        manifest = checked.model_copy(update={"connectors": self.connectors.manifest()})
         workflow_name = name or manifest.name
         if not workflow_name:
             raise LogicError('the workflow has no name; add `name: "..."` to Keep.workflow({...})')
@@ -501,6 +503,14 @@ class Runtime:
         mutation = self._execute(run, loaded, host, prepared=prepared)
         if not isinstance(mutation, MutationRequested):
             return self.store.advance_phase(run.id, RunPhase.EMITTING)
+        check_frozen(
+            loaded.manifest.connectors,
+            mutation.connector,
+            mutation.operation,
+            self.connectors.operation(mutation.connector, mutation.operation),
+            workflow=run.workflow,
+            version=run.workflow_version,
+        )
         return self.mutations.perform(run, mutation, list(loaded.record.grants))
 
     def _next(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
@@ -547,6 +557,8 @@ class Runtime:
             subscribed=subscribed,
             publishable=list(publishes if publishes is not None else loaded.manifest.topics),
             grants=list(loaded.record.grants),
+            frozen=loaded.manifest.connectors,
+            version=run.workflow_version,
             message_id_seed=f"{run.workflow}\x1f{run.handler}\x1f{chain_root(self.store, run)}",
         )
 
@@ -570,7 +582,9 @@ class Runtime:
             has_state=has_state,
             prepared=prepared,
             mutation_result=mutation_result,
-            manifest=self.manifest,
+            manifest=self.manifest
+            if loaded.manifest.connectors is None
+            else loaded.manifest.connectors,
             subscribed_topics=tuple(host.subscribed),
             publish_topics=tuple(host.publishable),
             policy=self.policy_for(run.workflow),

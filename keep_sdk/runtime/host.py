@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import JsonValue, ValidationError
 
 from keep_sdk.connectors import ConnectorSet
+from keep_sdk.contract.manifest import Manifest
 from keep_sdk.contract.permissions import require_permission
 from keep_sdk.contract.phases import TOPIC_OPERATIONS, allowed_phases, where_allowed
 from keep_sdk.errors import InvalidArguments, PhaseViolation
@@ -28,6 +29,7 @@ from keep_sdk.model import (
     PublishRequest,
     explain_validation_error,
 )
+from keep_sdk.runtime.frozen import check_frozen
 from keep_sdk.stores import Publication, Store
 
 __all__ = ["PhaseHost", "script_event"]
@@ -51,7 +53,8 @@ class PhaseHost:
     `subscribed` are the topics peek/getByIds may read; `publishable` the
     topics publish may write. `grants` are the workflow's granted permissions.
     `message_id_seed` makes host-generated messageIds stable across a replay
-    of the same run chain.
+    of the same run chain. `frozen` is the connector manifest `version` was
+    deployed with; calls are checked against it (`keep_sdk.runtime.frozen`).
     """
 
     store: Store
@@ -64,6 +67,8 @@ class PhaseHost:
     publishable: Sequence[str]
     grants: Sequence[str]
     message_id_seed: str
+    frozen: Manifest | None = None
+    version: int = 0
     publishes: list[Publication] = field(default_factory=list)
 
     def call(self, name: str, arguments: JsonValue) -> JsonValue:
@@ -81,6 +86,14 @@ class PhaseHost:
             return self._publish(args)
         connector, _, operation = name.partition(".")
         declared = self.connectors.operation(connector, operation)
+        check_frozen(
+            self.frozen,
+            connector,
+            operation,
+            declared,
+            workflow=self.workflow,
+            version=self.version,
+        )
         if declared.kind is OperationKind.MUTATION:
             raise PhaseViolation(
                 f"ctx.{name} is a mutation; the host performs it only as the last step "
