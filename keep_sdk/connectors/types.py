@@ -6,19 +6,76 @@ The built-in plugin returns `BUILTIN_CONNECTOR_TYPES` from its
 
 from __future__ import annotations
 
-from keep_sdk.connectors import http, sql
-from keep_sdk.connectors.configured import ConnectorType
+from typing import Any
 
-__all__ = ["BUILTIN_CONNECTOR_TYPES"]
+from pydantic import model_validator
+
+from keep_sdk.connectors import http, sql
+from keep_sdk.connectors.base import Connector
+from keep_sdk.connectors.configured import ConnectorType
+from keep_sdk.connectors.mail.settings import MailSettings
+from keep_sdk.connectors.mcp.settings import McpSettings
+from keep_sdk.connectors.secrets import Secret
+
+__all__ = ["BUILTIN_CONNECTOR_TYPES", "ConfiguredMailSettings", "ConfiguredMcpSettings"]
+
+
+def _revealed(data: Any) -> Any:
+    """`data` with every `Secret` reference replaced by its value: these settings keep
+    secrets as pydantic ``SecretStr``, which hides them in messages and listings."""
+    if isinstance(data, Secret):
+        return data.reveal()
+    if isinstance(data, dict):
+        return {key: _revealed(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [_revealed(value) for value in data]
+    return data
+
+
+class ConfiguredMcpSettings(McpSettings):
+    """`McpSettings` as read from keep.toml (secret references resolved)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _references(cls, data: Any) -> Any:
+        return _revealed(data)
+
+
+class ConfiguredMailSettings(MailSettings):
+    """`MailSettings` as read from keep.toml (secret references resolved)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _references(cls, data: Any) -> Any:
+        return _revealed(data)
+
+
+def _build_mcp(name: str, settings: McpSettings) -> Connector:
+    from keep_sdk.connectors.mcp.connector import build
+
+    return build(name, settings)
+
+
+def _build_mail(name: str, settings: MailSettings) -> Connector:
+    from keep_sdk.connectors.mail.connector import build
+
+    return build(name, settings)
+
 
 BUILTIN_CONNECTOR_TYPES: tuple[ConnectorType, ...] = (
     ConnectorType(
         "http", http.HttpSettings, http.build, "An HTTP API (httpx; extra keep-sdk[http])."
     ),
     ConnectorType("sql", sql.SqlSettings, sql.build, "A SQL database (SQLAlchemy)."),
-    # SLOT mcp: ConnectorType("mcp", mcp.McpSettings, mcp.build, "...") from
-    #   keep_sdk/connectors/mcp/ (wired by the lead at merge).
-    # SLOT mail: ConnectorType("mail", mail.MailSettings, mail.build, "...") from
-    #   keep_sdk/connectors/mail/ (wired by the lead at merge).
+    ConnectorType(
+        "mcp",
+        ConfiguredMcpSettings,
+        _build_mcp,
+        "An MCP server over stdio or streamable HTTP; its tools are operations "
+        "(extra keep-sdk[mcp]).",
+    ),
+    ConnectorType(
+        "mail", ConfiguredMailSettings, _build_mail, "A Maildir to read and SMTP to send."
+    ),
 )
 """Connector types every installation knows, in the order ``keep config`` lists them."""
