@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 
 from keep_sdk.connectors import ConnectorSet
+from keep_sdk.contract.durable import NotificationOutcome
 from keep_sdk.contract.workflow import ConsumerManifest, ProducerManifest, WorkflowManifest
 from keep_sdk.errors import (
     ActionRefused,
@@ -55,11 +56,13 @@ from keep_sdk.model import (
     MutationApplied,
     MutationNone,
     MutationSkipped,
+    OperationKind,
     RunPhase,
     RunRecord,
     RunStatus,
 )
 from keep_sdk.runtime.checks import check_prepare_result, check_size
+from keep_sdk.runtime.durable import DurableDesk, NotifyReceipt, durable_store
 from keep_sdk.runtime.failures import classify, route
 from keep_sdk.runtime.host import PhaseHost
 from keep_sdk.runtime.ledger import MutationDesk, chain_root
@@ -77,12 +80,14 @@ from keep_sdk.stores import (
     UNCHANGED,
     HandlerSpec,
     Store,
+    SupportsDurable,
     Unchanged,
     WorkflowRecord,
     WorkflowVersion,
 )
 
 if TYPE_CHECKING:
+    from keep_sdk.contract.durable import Invocation
     from keep_sdk.contract.observations import Observation
     from keep_sdk.runtime.loading import LoadedWorkflow, WorkflowLoader
 
@@ -171,6 +176,13 @@ class Runtime:
             rng=self.rng,
             pause=self._pause,
         )
+        self.durable = DurableDesk(
+            store=store,
+            connectors=self.connectors,
+            policy=self.policy,
+            now=self.now,
+            take_logs=lambda run_id: self._logs.pop(run_id, []),
+        )
 
     # Deployment
 
@@ -253,7 +265,42 @@ class Runtime:
         run = self.store.get_run(run_id)
         if run.status is RunStatus.ACTIVE:
             raise ActiveRunExists(f"run {run.id} is already active")
+        if run.status is RunStatus.PAUSED_WAITING:
+            raise ActionRefused(
+                f"run {run.id} waits for its durable operation; it continues when the result "
+                "arrives (`keep notify CORRELATION_KEY --result JSON`, see `keep runs "
+                f"{run.id}`) or when a person acts on it"
+            )
         run = self.store.set_run_status(run.id, RunStatus.ACTIVE)
+        return self._drive(run)
+
+    def notify(
+        self, correlation_key: str, result: JsonValue = None, *, source: str = "api"
+    ) -> NotifyReceipt:
+        """Deliver the result of a durable operation by its correlation key, then continue
+        its parked run to the end (``next`` and the commit) in this process.
+
+        The notification is recorded in the inbox first (at-least-once delivery:
+        a repeat is recorded as ``duplicate`` and applied never). A malformed key
+        raises `InvalidArguments`, an unknown one `NotFound`; neither writes
+        anything. A run that is not parked yet (its ``start`` still running)
+        keeps the notification pending; `deliver_pending` applies it once the
+        run parks. The caller holds the workflow's lease (or runs no worker).
+        """
+        notification = self.durable.notify(correlation_key, result, source=source)
+        if notification.outcome is not NotificationOutcome.PENDING:
+            return NotifyReceipt(notification=notification)
+        run = self.deliver(notification.id)
+        current = durable_store(self.store).list_notifications(notification.invocation_id)
+        stored = next((n for n in current if n.id == notification.id), notification)
+        return NotifyReceipt(notification=stored, run=run)
+
+    def deliver(self, notification_id: str) -> RunRecord | None:
+        """Apply one pending notification to its parked run and drive the run on; None when
+        the run is not parked (yet) or the workflow has an active run."""
+        run = self.durable.apply(notification_id)
+        if run is None:
+            return None
         return self._drive(run)
 
     def retry(self, run_id: str) -> RunRecord:
@@ -333,6 +380,14 @@ class Runtime:
                 continue
             entry = self.store.ledger_entry_for_run(run.id)
             crash = "the host stopped while this run was active (crash or kill)"
+            if entry is not None and entry.status is LedgerStatus.IN_FLIGHT and self._invocation(
+                run
+            ):
+                self._logs.setdefault(run.id, []).append(
+                    f"host: {crash}; calling start again with the same token"
+                )
+                finished.append(self._drive(run))
+                continue
             if entry is not None and entry.status in (
                 LedgerStatus.IN_FLIGHT,
                 LedgerStatus.NEEDS_RECONCILE,
@@ -456,6 +511,9 @@ class Runtime:
     def _mutate(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
         entry = self.store.ledger_entry_for_run(run.id)
         if entry is not None:
+            invocation = self._invocation(run)
+            if invocation is not None and entry.status is LedgerStatus.IN_FLIGHT:
+                return self.durable.start(run, entry, invocation)
             return self.mutations.settle(run, entry)
         assert run.prepare_result is not None
         prepared = run.prepare_result.model_dump(mode="json", by_alias=True)
@@ -463,7 +521,16 @@ class Runtime:
         mutation = self._execute(run, loaded, host, prepared=prepared)
         if not isinstance(mutation, MutationRequested):
             return self.store.advance_phase(run.id, RunPhase.EMITTING)
+        declared = self.connectors.operation(mutation.connector, mutation.operation)
+        if declared.kind is OperationKind.DURABLE:
+            return self.durable.perform(run, mutation, list(loaded.record.grants), declared)
         return self.mutations.perform(run, mutation, list(loaded.record.grants))
+
+    def _invocation(self, run: RunRecord) -> Invocation | None:
+        """The run's durable invocation, if the store keeps them and it has one."""
+        if not isinstance(self.store, SupportsDurable):
+            return None
+        return self.store.invocation_for_run(run.id)
 
     def _next(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
         assert run.prepare_result is not None

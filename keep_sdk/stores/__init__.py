@@ -20,6 +20,7 @@ from keep_sdk.stores._changes import (
     SupportsChangeListeners,
 )
 from keep_sdk.stores._commit import TransactionalStore
+from keep_sdk.stores._durable import DurableRows, SupportsDurable
 from keep_sdk.stores._models import (
     UNCHANGED,
     AuditEntry,
@@ -61,6 +62,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "Clock",
     "ConsumerWake",
     "DEFAULT_STORE_URL",
+    "DurableRows",
     "FaultHook",
     "FaultPoint",
     "HandlerRecord",
@@ -78,6 +80,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "Store",
     "StoreChange",
     "SupportsBulkLoad",
+    "SupportsDurable",
     "SupportsChangeListeners",
     "SupportsFaultInjection",
     "SupportsPeekCost",

@@ -1,10 +1,11 @@
-"""Built-in connectors: in-memory doubles of gmail, sheets and slack.
+"""Built-in connectors: in-memory doubles of gmail, sheets, slack, and the durable approvals.
 
 The built-in plugin (`keep_sdk.plugins.builtin`) registers them.
 """
 
 from __future__ import annotations
 
+from keep_sdk.connectors.builtin.approvals import Approvals
 from keep_sdk.connectors.builtin.double import ServiceDouble
 from keep_sdk.connectors.builtin.faults import Fault, FaultKind, FaultPlan
 from keep_sdk.connectors.builtin.gmail import Gmail
@@ -14,6 +15,7 @@ from keep_sdk.connectors.builtin.slack import Slack
 
 __all__ = [
     "BUILTIN_CONNECTORS",
+    "Approvals",
     "SEED_FAULT_KINDS",
     "SEED_SHAPES",
     "Fault",
@@ -26,4 +28,4 @@ __all__ = [
     "Slack",
 ]
 
-BUILTIN_CONNECTORS: tuple[type[ServiceDouble], ...] = (Gmail, Sheets, Slack)
+BUILTIN_CONNECTORS: tuple[type[ServiceDouble], ...] = (Approvals, Gmail, Sheets, Slack)
