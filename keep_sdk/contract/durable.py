@@ -206,7 +206,7 @@ def check_correlation_key(key: str) -> str:
         shown = key if len(key) <= 60 else key[:57] + "..."
         raise InvalidArguments(
             f"malformed correlation key {shown!r}: a correlation key is 'kc-' followed by 40 "
-            "lowercase hex digits, as `keep status` and `keep runs RUN` show it",
+            "lowercase hex digits, as `keep status` shows it",
             problems=[f"correlation key {shown!r} does not match {CORRELATION_KEY_PATTERN.pattern}"],
         )
     return key

@@ -27,11 +27,19 @@ from collections.abc import Hashable
 
 from croniter import croniter
 
+from keep_sdk.contract.durable import Invocation
 from keep_sdk.contract.workflow import CronSchedule, WorkflowManifest
 from keep_sdk.model import Event, EventStatus, HandlerKind, LedgerStatus, RunRecord, RunStatus
 from keep_sdk.runtime import next_run_at
 from keep_sdk.scheduler._tasks import Task, TaskKind
-from keep_sdk.stores import ConsumerWake, HandlerRecord, Store, WakeReason, WorkflowRecord
+from keep_sdk.stores import (
+    ConsumerWake,
+    HandlerRecord,
+    Store,
+    SupportsDurable,
+    WakeReason,
+    WorkflowRecord,
+)
 
 __all__ = [
     "Planner",
@@ -151,6 +159,7 @@ class Planner:
         tasks += self._waiting_runs(now, runnable, blocked)
         tasks += self._failed_runs(workflows, runnable, blocked)
         tasks += self._reconciliations(now, runnable)
+        tasks += self._deliveries(runnable)
         tasks += self._consumers(now, runnable, blocked)
         tasks += self._producers(now, runnable, blocked)
         unique: dict[tuple[str, str | None, TaskKind, str | None], Task] = {}
@@ -256,6 +265,32 @@ class Planner:
             for entry in self.store.due_reconciliations(now)
             if entry.workflow in runnable
         ]
+
+    def _deliveries(self, runnable: set[str]) -> list[Task]:
+        if not isinstance(self.store, SupportsDurable):
+            return []
+        invocations: dict[str, Invocation] = {}
+        tasks = []
+        for notification in self.store.deliverable_notifications():
+            if notification.workflow not in runnable:
+                continue
+            invocation = invocations.get(notification.invocation_id)
+            if invocation is None:
+                invocation = self.store.get_invocation(notification.invocation_id)
+                invocations[invocation.id] = invocation
+            tasks.append(
+                Task(
+                    kind=TaskKind.DELIVER,
+                    workflow=notification.workflow,
+                    handler=invocation.handler,
+                    run_id=invocation.run_id,
+                    notification_id=notification.id,
+                    due_at=notification.received_at,
+                    reason=f"the result of ctx.{invocation.connector}.{invocation.operation} "
+                    "arrived",
+                )
+            )
+        return tasks
 
     # Triggers
 

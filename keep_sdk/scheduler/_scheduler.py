@@ -176,6 +176,10 @@ class Scheduler:
                 assert task.ledger_id is not None
                 ledger = runtime.reconcile(task.ledger_id)
                 runs = [self.store.get_run(ledger.run_id)]
+            case TaskKind.DELIVER:
+                assert task.notification_id is not None
+                delivered = runtime.deliver(task.notification_id)
+                runs = [delivered] if delivered is not None else []
             case TaskKind.RESUME:
                 assert task.run_id is not None
                 runs = [runtime.resume(task.run_id)]

@@ -26,6 +26,8 @@ class TaskKind(StrEnum):
     """Active runs of a workflow nobody holds a lease on: their host stopped (restart recovery)."""
     RECONCILE = "reconcile"
     """A ``needs_reconcile`` mutation whose next attempt is due."""
+    DELIVER = "deliver"
+    """A notification arrived for a parked run (``paused:waiting``): complete it, run ``next``."""
     RESUME = "resume"
     """A ``paused:transient`` run whose backoff (``resume_at``) has run out."""
     RETRY = "retry"
@@ -36,7 +38,7 @@ class TaskKind(StrEnum):
     """A producer whose schedule is due."""
 
 
-_CONSUMER_SIDE = (TaskKind.RECONCILE, TaskKind.RESUME, TaskKind.RETRY, TaskKind.CONSUMER)
+_CONSUMER_SIDE = (TaskKind.RECONCILE, TaskKind.DELIVER, TaskKind.RESUME, TaskKind.RETRY, TaskKind.CONSUMER)
 
 
 class Task(BaseModel):
@@ -54,6 +56,7 @@ class Task(BaseModel):
     handler: str | None = None
     run_id: str | None = None
     ledger_id: str | None = None
+    notification_id: str | None = None
     due_at: UtcDatetime
     reason: str = Field(description="Why the task is due, in a person's words.")
     producer_side: bool = Field(
@@ -106,6 +109,7 @@ class Activity(BaseModel):
             TaskKind.RESUME: "resumed: ",
             TaskKind.RETRY: "retried: ",
             TaskKind.RECONCILE: "after checking: ",
+            TaskKind.DELIVER: "result arrived: ",
         }.get(task.kind, "")
         return f"{who}: {prefix}{_outcome(run)}"
 

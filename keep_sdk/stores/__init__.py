@@ -20,7 +20,7 @@ from keep_sdk.stores._changes import (
     SupportsChangeListeners,
 )
 from keep_sdk.stores._commit import TransactionalStore
-from keep_sdk.stores._durable import DurableRows, SupportsDurable
+from keep_sdk.stores._durable import DurableRows, PersonSettlement, SupportsDurable
 from keep_sdk.stores._models import (
     UNCHANGED,
     AuditEntry,
@@ -70,6 +70,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "Lease",
     "LedgerChange",
     "MemoryStore",
+    "PersonSettlement",
     "Publication",
     "PublishOutcome",
     "PublishResult",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import JsonValue
 
@@ -24,7 +24,12 @@ from keep_sdk.contract.durable import (
 )
 from keep_sdk.model import LedgerEntry, RunRecord
 
-__all__ = ["DurableRows", "SupportsDurable"]
+__all__ = ["DurableRows", "PersonSettlement", "SupportsDurable"]
+
+PersonSettlement = Literal["cancel", "skip", "supply"]
+"""How a person settles a waiting durable operation: cancel it (``next`` sees
+``{status: "skipped"}``), skip it (the same, without cancelling an invocation that timed
+out), or supply its result by hand (``next`` sees ``{status: "applied", result}``)."""
 
 
 class DurableRows(Protocol):
@@ -169,6 +174,29 @@ class SupportsDurable(Protocol):
         kind: AttemptKind,
     ) -> Invocation:
         """Move an active invocation to `status` (timed_out, cancelled) with its attempt."""
+        ...
+
+    def resolve_invocation(
+        self,
+        invocation_id: str,
+        action: PersonSettlement,
+        *,
+        actor: str,
+        result: JsonValue = None,
+        detail: str | None = None,
+    ) -> tuple[Invocation, RunRecord]:
+        """A person settles a waiting (or timed-out) invocation, audited, in one transaction:
+        the invocation ends (cancelled, or completed with `result` for ``supply``), the
+        ledger entry records who resolved it, the run becomes active at ``emitting`` with
+        ``{status: "skipped"}`` (or at ``mutated`` with the result), pending notifications
+        are ignored. `MutationConflict` for an ended invocation, `ActiveRunExists` while
+        another run of the workflow is active."""
+        ...
+
+    def record_attempt(
+        self, invocation_id: str, kind: AttemptKind, outcome: str, detail: JsonValue = None
+    ) -> Attempt:
+        """Append one attempt record (a best-effort cancel's outcome, say)."""
         ...
 
     def extend_invocation(

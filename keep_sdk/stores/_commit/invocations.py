@@ -23,12 +23,25 @@ from keep_sdk.contract.durable import (
     Notification,
     NotificationOutcome,
 )
-from keep_sdk.errors import ConfigurationError, MutationConflict, NotFound, StoreConflict
-from keep_sdk.model import LedgerEntry, LedgerStatus, RunRecord, RunStatus
+from keep_sdk.errors import (
+    ConfigurationError,
+    MutationConflict,
+    NotFound,
+    RunNotActive,
+    StoreConflict,
+)
+from keep_sdk.model import (
+    LedgerEntry,
+    LedgerStatus,
+    MutationSkipped,
+    RunPhase,
+    RunRecord,
+    RunStatus,
+)
 from keep_sdk.stores import _rules as rules
 from keep_sdk.stores._commit.core import StoreCore
 from keep_sdk.stores._commit.work import Work, require_entry, require_run
-from keep_sdk.stores._durable import DurableRows
+from keep_sdk.stores._durable import DurableRows, PersonSettlement
 from keep_sdk.stores._transaction import Transaction
 
 __all__ = ["DurablePoints"]
@@ -381,6 +394,116 @@ class DurablePoints(StoreCore):
                 {"actor": actor, "timeoutAt": timeout_at.isoformat() if timeout_at else None},
             )
             return extended
+
+    def resolve_invocation(
+        self,
+        invocation_id: str,
+        action: PersonSettlement,
+        *,
+        actor: str,
+        result: JsonValue = None,
+        detail: str | None = None,
+    ) -> tuple[Invocation, RunRecord]:
+        with self._commit() as w:
+            rows = _rows(w.tx)
+            invocation = _require_invocation(rows, invocation_id)
+            if invocation.status not in (InvocationStatus.ACTIVE, InvocationStatus.TIMED_OUT):
+                raise MutationConflict(
+                    f"invocation {invocation.id} is {invocation.status.value}; only a waiting or "
+                    "timed-out invocation can be cancelled, skipped or given a result"
+                )
+            run = require_run(w.tx, invocation.run_id)
+            if run.status not in (RunStatus.PAUSED_WAITING, RunStatus.ACTIVE):
+                raise RunNotActive(
+                    f"run {run.id} is {run.status.value}; it no longer waits for "
+                    f"ctx.{invocation.connector}.{invocation.operation}"
+                )
+            if run.status is not RunStatus.ACTIVE and w.tx.active_run(run.workflow) is not None:
+                raise rules.active_run_exists(run.workflow, str(w.tx.active_run(run.workflow)))
+            entry = require_entry(w.tx, invocation.ledger_id)
+            if entry.status is not LedgerStatus.IN_FLIGHT:
+                raise MutationConflict(f"ledger entry {entry.id} is {entry.status.value} already")
+            status = {
+                "cancel": InvocationStatus.CANCELLED,
+                "skip": invocation.status if invocation.status is not InvocationStatus.ACTIVE
+                else InvocationStatus.CANCELLED,
+                "supply": InvocationStatus.COMPLETED,
+            }[action]
+            ended = _update(
+                rows,
+                invocation,
+                invocation.model_copy(
+                    update={
+                        "status": status,
+                        "result": result if action == "supply" else None,
+                        "error": detail,
+                        "next_poll_at": None,
+                        "claim_owner": None,
+                        "claim_until": None,
+                        "updated_at": w.now,
+                    }
+                ),
+            )
+            supplied = action == "supply"
+            w.update_entry(
+                entry,
+                entry.model_copy(
+                    update={
+                        "status": LedgerStatus.APPLIED if supplied else LedgerStatus.FAILED,
+                        "result": result if supplied else None,
+                        "error": None if supplied else detail,
+                        "resolved_by": actor,
+                        "resolved_at": w.now,
+                        "updated_at": w.now,
+                    }
+                ),
+            )
+            changes: dict[str, Any] = (
+                rules.applied_run_changes(run, result)
+                if supplied
+                else {"mutation_result": MutationSkipped(), "phase": RunPhase.EMITTING}
+            )
+            run = w.update_run(
+                run,
+                run.model_copy(
+                    update={
+                        **changes,
+                        "status": RunStatus.ACTIVE,
+                        "error": None,
+                        "failure": None,
+                        "updated_at": w.now,
+                    }
+                ),
+            )
+            _attempt(rows, w, invocation, AttemptKind.ACTION, action, {"actor": actor, "detail": detail})
+            for other in rows.notifications(invocation.id):
+                if other.outcome is NotificationOutcome.PENDING:
+                    _close(rows, w, other, NotificationOutcome.IGNORED, f"a person chose {action}")
+            w.audit(
+                actor=actor,
+                action=f"durable:{action}",
+                target=invocation.id,
+                workflow=invocation.workflow,
+                detail={"run": run.id, "detail": detail},
+            )
+            return ended, run
+
+    def record_attempt(
+        self, invocation_id: str, kind: AttemptKind, outcome: str, detail: JsonValue = None
+    ) -> Attempt:
+        with self._commit() as w:
+            rows = _rows(w.tx)
+            invocation = _require_invocation(rows, invocation_id)
+            return rows.append_attempt(
+                Attempt(
+                    seq=1,
+                    invocation_id=invocation.id,
+                    kind=kind,
+                    outcome=outcome,
+                    detail=detail,
+                    at=w.now,
+                )
+            )
 
     # Queries
 
