@@ -101,8 +101,10 @@ def notify_command(
             }
         )
     if stored.outcome in (NotificationOutcome.DUPLICATE, NotificationOutcome.IGNORED):
-        fail(f"recorded notification {stored.id} as {stored.outcome.value}: {stored.detail}",
-             code=EXIT_PROBLEM)
+        fail(
+            f"recorded notification {stored.id} as {stored.outcome.value}: {stored.detail}",
+            code=EXIT_PROBLEM,
+        )
     if as_json:
         return
     if run is not None and stored.outcome is NotificationOutcome.APPLIED:

@@ -113,8 +113,7 @@ class Operation(Generic[ArgsT]):
     def _require_durable(self, what: str) -> None:
         if self.kind is not OperationKind.DURABLE:
             raise InternalError(
-                f"operation {self.js_name!r} is a {self.kind.value}; only durable operations "
-                f"{what}"
+                f"operation {self.js_name!r} is a {self.kind.value}; only durable operations {what}"
             )
 
     @property

@@ -207,7 +207,9 @@ def check_correlation_key(key: str) -> str:
         raise InvalidArguments(
             f"malformed correlation key {shown!r}: a correlation key is 'kc-' followed by 40 "
             "lowercase hex digits, as `keep status` shows it",
-            problems=[f"correlation key {shown!r} does not match {CORRELATION_KEY_PATTERN.pattern}"],
+            problems=[
+                f"correlation key {shown!r} does not match {CORRELATION_KEY_PATTERN.pattern}"
+            ],
         )
     return key
 

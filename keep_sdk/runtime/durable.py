@@ -198,6 +198,8 @@ class DurableDesk:
 
 def _field(params: JsonValue, name: str) -> str:
     if not isinstance(params, dict) or name not in params:
-        raise InternalError(f"the durable operation declares key field {name!r} it has no value for")
+        raise InternalError(
+            f"the durable operation declares key field {name!r} it has no value for"
+        )
     value = params[name]
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)

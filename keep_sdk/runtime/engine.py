@@ -380,8 +380,10 @@ class Runtime:
                 continue
             entry = self.store.ledger_entry_for_run(run.id)
             crash = "the host stopped while this run was active (crash or kill)"
-            if entry is not None and entry.status is LedgerStatus.IN_FLIGHT and self._invocation(
-                run
+            if (
+                entry is not None
+                and entry.status is LedgerStatus.IN_FLIGHT
+                and self._invocation(run)
             ):
                 self._logs.setdefault(run.id, []).append(
                     f"host: {crash}; calling start again with the same token"

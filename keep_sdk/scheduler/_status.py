@@ -297,7 +297,10 @@ def _parked(store: Store, run: RunRecord, subject: str, suffix: str) -> Waiting:
     invocation = store.invocation_for_run(run.id) if isinstance(store, SupportsDurable) else None
     if invocation is None:
         return Waiting(
-            subject=subject, why="waits for its durable operation", needs_person=False, run_id=run.id
+            subject=subject,
+            why="waits for its durable operation",
+            needs_person=False,
+            run_id=run.id,
         )
     until = (
         f" until {invocation.timeout_at:%Y-%m-%d %H:%M:%S} UTC"

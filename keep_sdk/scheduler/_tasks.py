@@ -38,7 +38,13 @@ class TaskKind(StrEnum):
     """A producer whose schedule is due."""
 
 
-_CONSUMER_SIDE = (TaskKind.RECONCILE, TaskKind.DELIVER, TaskKind.RESUME, TaskKind.RETRY, TaskKind.CONSUMER)
+_CONSUMER_SIDE = (
+    TaskKind.RECONCILE,
+    TaskKind.DELIVER,
+    TaskKind.RESUME,
+    TaskKind.RETRY,
+    TaskKind.CONSUMER,
+)
 
 
 class Task(BaseModel):

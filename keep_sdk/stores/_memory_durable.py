@@ -103,9 +103,7 @@ class MemoryDurableRows:
         return self._durable.notifications.get(notification_id)
 
     def notifications(self, invocation_id: str) -> list[Notification]:
-        return [
-            n for n in self._durable.notifications.values() if n.invocation_id == invocation_id
-        ]
+        return [n for n in self._durable.notifications.values() if n.invocation_id == invocation_id]
 
     def pending_notifications(self, limit: int) -> list[Notification]:
         pending = (

@@ -15,9 +15,9 @@ from keep_sdk.connectors.builtin.slack import Slack
 
 __all__ = [
     "BUILTIN_CONNECTORS",
-    "Approvals",
     "SEED_FAULT_KINDS",
     "SEED_SHAPES",
+    "Approvals",
     "Fault",
     "FaultKind",
     "FaultPlan",

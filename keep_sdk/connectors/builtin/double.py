@@ -157,8 +157,7 @@ class ServiceDouble(Connector):
             )
         if fault is not None and fault.kind is FaultKind.TIMEOUT_AFTER_EFFECT:
             raise UncertainOutcome(
-                f"{self.name}.{operation} timed out after the request was sent; "
-                "it may have started"
+                f"{self.name}.{operation} timed out after the request was sent; it may have started"
             )
         if fault is not None and fault.kind is FaultKind.CRASH_AFTER_EFFECT:
             os.kill(os.getpid(), signal.SIGKILL)

@@ -73,10 +73,17 @@ def _update(rows: DurableRows, before: Invocation, after: Invocation) -> Invocat
 
 
 def _attempt(
-    rows: DurableRows, w: Work, invocation: Invocation, kind: AttemptKind, outcome: str, detail: JsonValue
+    rows: DurableRows,
+    w: Work,
+    invocation: Invocation,
+    kind: AttemptKind,
+    outcome: str,
+    detail: JsonValue,
 ) -> None:
     rows.append_attempt(
-        Attempt(seq=1, invocation_id=invocation.id, kind=kind, outcome=outcome, detail=detail, at=w.now)
+        Attempt(
+            seq=1, invocation_id=invocation.id, kind=kind, outcome=outcome, detail=detail, at=w.now
+        )
     )
 
 
@@ -229,9 +236,7 @@ class DurablePoints(StoreCore):
                 detail = f"invocation {invocation.id} had already completed; nothing changed"
             elif invocation.status is not InvocationStatus.ACTIVE:
                 outcome, processed = NotificationOutcome.IGNORED, w.now
-                detail = (
-                    f"invocation {invocation.id} is {invocation.status.value}; nothing changed"
-                )
+                detail = f"invocation {invocation.id} is {invocation.status.value}; nothing changed"
             notification = Notification(
                 id=rules.new_id("ntf"),
                 correlation_key=correlation_key,
@@ -291,7 +296,12 @@ class DurablePoints(StoreCore):
                 ),
             )
             _attempt(
-                rows, w, invocation, AttemptKind.NOTIFICATION, "applied", {"notification": notification.id}
+                rows,
+                w,
+                invocation,
+                AttemptKind.NOTIFICATION,
+                "applied",
+                {"notification": notification.id},
             )
             run = _settle(w, run, entry, Done(ok=True, result=notification.result))
             applied = _close(rows, w, notification, NotificationOutcome.APPLIED, None)
@@ -425,7 +435,8 @@ class DurablePoints(StoreCore):
                 raise MutationConflict(f"ledger entry {entry.id} is {entry.status.value} already")
             status = {
                 "cancel": InvocationStatus.CANCELLED,
-                "skip": invocation.status if invocation.status is not InvocationStatus.ACTIVE
+                "skip": invocation.status
+                if invocation.status is not InvocationStatus.ACTIVE
                 else InvocationStatus.CANCELLED,
                 "supply": InvocationStatus.COMPLETED,
             }[action]
@@ -475,7 +486,9 @@ class DurablePoints(StoreCore):
                     }
                 ),
             )
-            _attempt(rows, w, invocation, AttemptKind.ACTION, action, {"actor": actor, "detail": detail})
+            _attempt(
+                rows, w, invocation, AttemptKind.ACTION, action, {"actor": actor, "detail": detail}
+            )
             for other in rows.notifications(invocation.id):
                 if other.outcome is NotificationOutcome.PENDING:
                     _close(rows, w, other, NotificationOutcome.IGNORED, f"a person chose {action}")
@@ -602,4 +615,3 @@ def _settle(w: Work, run: RunRecord, entry: LedgerEntry, answer: Done) -> RunRec
     if run.status is RunStatus.PAUSED_WAITING:
         changes.update(status=RunStatus.ACTIVE, error=None, failure=None)
     return w.update_run(run, run.model_copy(update={**changes, "updated_at": w.now}))
-

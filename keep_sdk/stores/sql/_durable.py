@@ -158,9 +158,7 @@ class SqlDurableRows:
         return attempt.model_copy(update={"seq": seq})
 
     def attempts(self, invocation_id: str) -> list[Attempt]:
-        query = select(_A.c.seq, _A.c.doc).where(_A.c.invocation_id == invocation_id).order_by(
-            _A.c.seq
+        query = (
+            select(_A.c.seq, _A.c.doc).where(_A.c.invocation_id == invocation_id).order_by(_A.c.seq)
         )
-        return [
-            Attempt.model_validate({**r.doc, "seq": r.seq}) for r in self.conn.execute(query)
-        ]
+        return [Attempt.model_validate({**r.doc, "seq": r.seq}) for r in self.conn.execute(query)]

@@ -46,10 +46,10 @@ from keep_sdk.stores.sql._types import JsonText, UtcTimestamp
 __all__ = [
     "SCHEMA_VERSION",
     "UPGRADES",
+    "attempts",
     "audit",
     "ensure_schema",
     "events",
-    "attempts",
     "grants",
     "handlers",
     "invocations",

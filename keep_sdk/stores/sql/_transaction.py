@@ -26,9 +26,9 @@ from keep_sdk.stores._models import (
 )
 from keep_sdk.stores._transaction import Transaction
 from keep_sdk.stores.sql import _rows as rows
-from keep_sdk.stores.sql._durable import SqlDurableRows
 from keep_sdk.stores.sql import _schema as t
 from keep_sdk.stores.sql import _statements as q
+from keep_sdk.stores.sql._durable import SqlDurableRows
 
 __all__ = ["SqlTransaction"]
 
