@@ -11,7 +11,7 @@ from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import Approvals
 from keep_sdk.model import BackoffPolicy, HostPolicy
 from keep_sdk.plugins import KeepPlugins
-from keep_sdk.runtime import Runtime
+from keep_sdk.runtime import PersonActions, Runtime
 from keep_sdk.stores import Publication, Store, SupportsDurable, open_store
 
 T0 = dt.datetime(2026, 11, 22, 9, 0, tzinfo=dt.UTC)
@@ -77,6 +77,9 @@ class DurableEnv:
                 payload={"client": client, "document": "passport"},
             ),
         )
+
+    def runtime_actions(self) -> PersonActions:
+        return PersonActions(self.runtime)
 
     def run(self) -> str:
         return self.runtime.run_consumer("document-request", "requestDocument").id

@@ -57,6 +57,15 @@ def _rows(tx: Transaction) -> DurableRows:
     return cast(DurableRows, tx)
 
 
+def _maybe_rows(tx: Transaction) -> DurableRows | None:
+    """The durable rows of `tx`, or None for a backend that keeps none (it has no
+    durable invocations, so the scans find nothing)."""
+    try:
+        return _rows(tx)
+    except ConfigurationError:
+        return None
+
+
 def _require_invocation(rows: DurableRows, invocation_id: str) -> Invocation:
     found = rows.invocation(invocation_id)
     if found is None:
@@ -533,7 +542,8 @@ class DurablePoints(StoreCore):
 
     def invocation_for_run(self, run_id: str) -> Invocation | None:
         with self._read() as tx:
-            return _rows(tx).invocation_for_run(run_id)
+            rows = _maybe_rows(tx)
+            return rows.invocation_for_run(run_id) if rows is not None else None
 
     def list_invocations(
         self, *, workflow: str | None = None, status: InvocationStatus | None = None
@@ -547,7 +557,9 @@ class DurablePoints(StoreCore):
 
     def deliverable_notifications(self, limit: int = 100) -> list[Notification]:
         with self._read() as tx:
-            rows = _rows(tx)
+            rows = _maybe_rows(tx)
+            if rows is None:
+                return []
             found = []
             for notification in rows.pending_notifications(limit):
                 invocation = rows.invocation(notification.invocation_id)
@@ -558,13 +570,15 @@ class DurablePoints(StoreCore):
 
     def due_polls(self, now: dt.datetime | None = None, limit: int = 100) -> list[Invocation]:
         with self._read() as tx:
-            return _rows(tx).due_invocations(now or self._now(), limit)
+            rows = _maybe_rows(tx)
+            return rows.due_invocations(now or self._now(), limit) if rows is not None else []
 
     def expired_invocations(
         self, now: dt.datetime | None = None, limit: int = 100
     ) -> list[Invocation]:
         with self._read() as tx:
-            return _rows(tx).expired_invocations(now or self._now(), limit)
+            rows = _maybe_rows(tx)
+            return rows.expired_invocations(now or self._now(), limit) if rows is not None else []
 
     def list_notifications(self, invocation_id: str) -> list[Notification]:
         with self._read() as tx:
