@@ -85,7 +85,7 @@ class DurableEnv:
         return self.runtime.run_consumer("document-request", "requestDocument").id
 
 
-def make_env(store_url: str, *, backing: Path | None = None) -> DurableEnv:
+def make_env(store_url: str, *, backing: Path | None = None, deploy: bool = True) -> DurableEnv:
     clock = ManualClock(T0)
     store = open_store(store_url, clock=clock)
     approvals = Approvals(backing=backing)
@@ -99,6 +99,7 @@ def make_env(store_url: str, *, backing: Path | None = None) -> DurableEnv:
         now=clock,
         deterministic=True,
     )
-    runtime.deploy(DOCUMENT_REQUEST)
-    store.grant_permission("document-request", "approvals.request", actor="test")
+    if deploy:
+        runtime.deploy(DOCUMENT_REQUEST)
+        store.grant_permission("document-request", "approvals.request", actor="test")
     return DurableEnv(store, approvals, runtime, clock)
