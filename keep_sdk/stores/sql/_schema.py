@@ -364,10 +364,10 @@ def _add_run_facts(conn: Connection) -> None:
 def _add_durable_operations(conn: Connection) -> None:
     """Version 2 → 3: the durable-operation tables (invocations, notifications, attempts).
 
-    New tables only; no existing row changes.
+    New tables only (each created unless it exists); no existing row changes.
     """
     for table in (invocations, notifications, attempts):
-        table.create(conn)
+        table.create(conn, checkfirst=True)
 
 
 UPGRADES: dict[int, Upgrade] = {1: _add_run_facts, 2: _add_durable_operations}
