@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 
 from keep_sdk.connectors import ConnectorSet, idempotency_key
 from keep_sdk.contract.durable import (
+    AttemptKind,
     Done,
     Invocation,
     InvocationContext,
@@ -40,6 +41,7 @@ from keep_sdk.errors import (
     ConfigurationError,
     ConnectorError,
     InternalError,
+    KeepError,
     PreconditionFailed,
     StoreConflict,
     TransientError,
@@ -180,6 +182,49 @@ class DurableDesk:
                 if resumed is not None:
                     return resumed
         return ended
+
+    def poll(
+        self, invocation_id: str, *, owner: str, claim_s: float = 60.0
+    ) -> tuple[Invocation, RunRecord] | None:
+        """Claim a due polling invocation, poll it, integrate the answer.
+
+        Returns None when another worker holds a live claim or the poll failed
+        (the failure is an attempt record and the next poll is backed off).
+        """
+        store = self.durable
+        claimed = store.claim_invocation(
+            invocation_id, owner, until=self.now() + dt.timedelta(seconds=claim_s)
+        )
+        if claimed is None:
+            return None
+        entry = self.store.get_ledger_entry(claimed.ledger_id)
+        context = InvocationContext(
+            invocation_id=claimed.id,
+            correlation_key=claimed.correlation_key,
+            idempotency_key=entry.idempotency_key,
+            timeout_at=claimed.timeout_at,
+            token=claimed.token,
+        )
+        delay = dt.timedelta(seconds=self.policy.backoff.delay(claimed.polls + 2))
+        try:
+            answer = self.connectors[claimed.connector].poll(
+                claimed.operation, entry.params, context
+            )
+        except KeepError as exc:
+            store.record_poll_failure(
+                claimed.id,
+                error=f"{type(exc).__name__}: {exc}",
+                next_poll_at=self.now() + delay,
+                claim_version=claimed.claim_version,
+            )
+            return None
+        return store.record_start_answer(
+            claimed.id,
+            answer,
+            kind=AttemptKind.POLL,
+            next_poll_at=self.now() + delay,
+            claim_version=claimed.claim_version,
+        )
 
     def notify(self, correlation_key: str, result: JsonValue, *, source: str) -> Notification:
         """Record a notification for `correlation_key` (checked first) in the inbox."""

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 
 from keep_sdk.connectors import ConnectorSet
-from keep_sdk.contract.durable import NotificationOutcome
+from keep_sdk.contract.durable import InvocationStatus, NotificationOutcome
 from keep_sdk.contract.workflow import ConsumerManifest, ProducerManifest, WorkflowManifest
 from keep_sdk.errors import (
     ActionRefused,
@@ -43,6 +43,7 @@ from keep_sdk.errors import (
     NotFound,
     PermissionDenied,
     PhaseViolation,
+    PreconditionFailed,
     TransientError,
 )
 from keep_sdk.model import (
@@ -294,6 +295,24 @@ class Runtime:
         current = durable_store(self.store).list_notifications(notification.invocation_id)
         stored = next((n for n in current if n.id == notification.id), notification)
         return NotifyReceipt(notification=stored, run=run)
+
+    def poll(self, invocation_id: str, *, owner: str) -> RunRecord | None:
+        """Poll one due durable invocation as `owner` (claimed by compare-and-swap) and, once
+        it is done, drive its run on: ``done(ok)`` to ``next`` and the commit, ``done(error)``
+        to the failure routing as a definite failure. None when nothing was integrated."""
+        polled = self.durable.poll(invocation_id, owner=owner)
+        if polled is None:
+            return None
+        invocation, run = polled
+        if invocation.status is InvocationStatus.FAILED:
+            what = f"ctx.{invocation.connector}.{invocation.operation}"
+            active = self.store.set_run_status(run.id, RunStatus.ACTIVE)
+            return self._fail(
+                active, PreconditionFailed(f"{what} finished with an error: {invocation.error}")
+            )
+        if run.status is RunStatus.ACTIVE:
+            return self._drive(run)
+        return run
 
     def deliver(self, notification_id: str) -> RunRecord | None:
         """Apply one pending notification to its parked run and drive the run on; None when

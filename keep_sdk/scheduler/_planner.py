@@ -160,6 +160,7 @@ class Planner:
         tasks += self._failed_runs(workflows, runnable, blocked)
         tasks += self._reconciliations(now, runnable)
         tasks += self._deliveries(runnable)
+        tasks += self._polls(now, runnable)
         tasks += self._consumers(now, runnable, blocked)
         tasks += self._producers(now, runnable, blocked)
         unique: dict[tuple[str, str | None, TaskKind, str | None], Task] = {}
@@ -184,6 +185,9 @@ class Planner:
         for entry in self.store.list_ledger(status=LedgerStatus.NEEDS_RECONCILE):
             if entry.next_reconcile_at is not None:
                 times.append(entry.next_reconcile_at)
+        if isinstance(self.store, SupportsDurable):
+            upcoming = self.store.due_polls(now + dt.timedelta(days=1), limit=1)
+            times += [i.next_poll_at for i in upcoming if i.next_poll_at is not None]
         future = [t for t in times if t > now]
         return min(future, default=None)
 
@@ -291,6 +295,23 @@ class Planner:
                 )
             )
         return tasks
+
+    def _polls(self, now: dt.datetime, runnable: set[str]) -> list[Task]:
+        if not isinstance(self.store, SupportsDurable):
+            return []
+        return [
+            Task(
+                kind=TaskKind.POLL,
+                workflow=invocation.workflow,
+                handler=invocation.handler,
+                run_id=invocation.run_id,
+                invocation_id=invocation.id,
+                due_at=invocation.next_poll_at or now,
+                reason=f"ctx.{invocation.connector}.{invocation.operation} is due for a poll",
+            )
+            for invocation in self.store.due_polls(now)
+            if invocation.workflow in runnable
+        ]
 
     # Triggers
 

@@ -180,6 +180,10 @@ class Scheduler:
                 assert task.notification_id is not None
                 delivered = runtime.deliver(task.notification_id)
                 runs = [delivered] if delivered is not None else []
+            case TaskKind.POLL:
+                assert task.invocation_id is not None
+                polled = runtime.poll(task.invocation_id, owner=self.worker)
+                runs = [polled] if polled is not None else []
             case TaskKind.RESUME:
                 assert task.run_id is not None
                 runs = [runtime.resume(task.run_id)]

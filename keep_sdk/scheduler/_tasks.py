@@ -28,6 +28,8 @@ class TaskKind(StrEnum):
     """A ``needs_reconcile`` mutation whose next attempt is due."""
     DELIVER = "deliver"
     """A notification arrived for a parked run (``paused:waiting``): complete it, run ``next``."""
+    POLL = "poll"
+    """A polled durable operation whose next poll (``next_poll_at``) is due."""
     RESUME = "resume"
     """A ``paused:transient`` run whose backoff (``resume_at``) has run out."""
     RETRY = "retry"
@@ -63,6 +65,7 @@ class Task(BaseModel):
     run_id: str | None = None
     ledger_id: str | None = None
     notification_id: str | None = None
+    invocation_id: str | None = None
     due_at: UtcDatetime
     reason: str = Field(description="Why the task is due, in a person's words.")
     producer_side: bool = Field(
@@ -116,6 +119,7 @@ class Activity(BaseModel):
             TaskKind.RETRY: "retried: ",
             TaskKind.RECONCILE: "after checking: ",
             TaskKind.DELIVER: "result arrived: ",
+            TaskKind.POLL: "polled: ",
         }.get(task.kind, "")
         return f"{who}: {prefix}{_outcome(run)}"
 

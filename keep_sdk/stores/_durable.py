@@ -132,8 +132,12 @@ class SupportsDurable(Protocol):
         kind: AttemptKind = AttemptKind.START,
         next_poll_at: dt.datetime | None = None,
         logs: Sequence[str] = (),
+        claim_version: int | None = None,
     ) -> tuple[Invocation, RunRecord]:
         """Integrate a ``start`` or ``poll`` answer with its attempt record.
+
+        With `claim_version` (a poll), only while that claim is still the newest:
+        `StoreConflict` otherwise, so two workers never both integrate one ``done``.
 
         `Pending`: token and external id kept, an active run parks
         (``paused:waiting``, reservations kept). `Done` ok: invocation completed,
@@ -191,6 +195,12 @@ class SupportsDurable(Protocol):
         ``{status: "skipped"}`` (or at ``mutated`` with the result), pending notifications
         are ignored. `MutationConflict` for an ended invocation, `ActiveRunExists` while
         another run of the workflow is active."""
+        ...
+
+    def record_poll_failure(
+        self, invocation_id: str, *, error: str, next_poll_at: dt.datetime, claim_version: int
+    ) -> Invocation:
+        """A poll that raised: its attempt, the next poll time, the claim released."""
         ...
 
     def record_attempt(

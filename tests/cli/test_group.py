@@ -34,7 +34,9 @@ def test_connectors_json_is_the_manifest() -> None:
     manifest = json.loads(out)
     names = {c["name"]: [op["name"] for op in c["operations"]] for c in manifest["connectors"]}
     assert names == {
+        "approvals": ["request"],
         "gmail": ["getById", "search", "send"],
+        "jobs": ["submit"],
         "sheets": ["appendRow", "getRow", "listRows", "updateRow"],
         "slack": ["postMessage"],
     }

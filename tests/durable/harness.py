@@ -8,7 +8,7 @@ from pathlib import Path
 
 from keep_sdk.conformance import ManualClock
 from keep_sdk.connectors import ConnectorSet
-from keep_sdk.connectors.builtin import Approvals
+from keep_sdk.connectors.builtin import Approvals, Jobs
 from keep_sdk.model import BackoffPolicy, HostPolicy
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import PersonActions, Runtime
@@ -103,3 +103,79 @@ def make_env(store_url: str, *, backing: Path | None = None, deploy: bool = True
         runtime.deploy(DOCUMENT_REQUEST)
         store.grant_permission("document-request", "approvals.request", actor="test")
     return DurableEnv(store, approvals, runtime, clock)
+
+
+REPORT_JOB = """
+export default Keep.workflow({
+  name: "report-job",
+  topics: { "report.requested": {}, "report.ready": {} },
+  consumers: {
+    runReport: Keep.consumer({
+      subscribe: ["report.requested"],
+      publishes: ["report.ready"],
+      async prepare(ctx) {
+        const [e] = await ctx.peek("report.requested", { limit: 1 });
+        if (!e) return { reservations: [], data: {} };
+        return {
+          reservations: [{ topic: "report.requested", ids: [e.messageId] }],
+          data: { id: e.messageId, name: e.payload.name },
+          ui: { title: `Run report ${e.payload.name}` },
+        };
+      },
+      async mutate(ctx, prepared) {
+        await ctx.jobs.submit({ name: prepared.data.name, input: { id: prepared.data.id } });
+      },
+      async next(ctx, prepared, mutationResult) {
+        await ctx.publish("report.ready", {
+          messageId: prepared.data.id,
+          title: `Report ${prepared.data.name} is ready`,
+          payload: mutationResult.result,
+        });
+      },
+    }),
+  },
+});
+"""
+
+
+@dataclass
+class JobsEnv:
+    store: Store
+    jobs: Jobs
+    runtime: Runtime
+    clock: ManualClock
+
+    @property
+    def durable(self) -> SupportsDurable:
+        assert isinstance(self.store, SupportsDurable)
+        return self.store
+
+    def request(self, message_id: str, name: str = "sales") -> None:
+        self.store.publish(
+            "report-job",
+            Publication(
+                topic="report.requested",
+                message_id=message_id,
+                title=f"Report {name} requested",
+                payload={"name": name},
+            ),
+        )
+
+
+def make_jobs_env(store_url: str, *, pending_polls: int = 2) -> JobsEnv:
+    clock = ManualClock(T0)
+    store = open_store(store_url, clock=clock)
+    jobs = Jobs(seed={"pendingPolls": pending_polls, "failing": ["broken"]})
+    plugins = KeepPlugins(load_entry_points=False)
+    policy = HostPolicy(backoff=BackoffPolicy(base_s=1, cap_s=1, jitter=0))
+    runtime = Runtime(
+        store,
+        ConnectorSet([jobs]),
+        policy=policy,
+        load_workflow=plugins.load_workflow,
+        now=clock,
+        deterministic=True,
+    )
+    runtime.deploy(REPORT_JOB)
+    store.grant_permission("report-job", "jobs.submit", actor="test")
+    return JobsEnv(store, jobs, runtime, clock)

@@ -160,6 +160,7 @@ class DurablePoints(StoreCore):
         kind: AttemptKind = AttemptKind.START,
         next_poll_at: dt.datetime | None = None,
         logs: Sequence[str] = (),
+        claim_version: int | None = None,
     ) -> tuple[Invocation, RunRecord]:
         with self._commit() as w:
             rows = _rows(w.tx)
@@ -169,6 +170,7 @@ class DurablePoints(StoreCore):
                     f"invocation {invocation.id} is {invocation.status.value}; a {kind.value} "
                     "answer for it changes nothing"
                 )
+            _check_claim(invocation, claim_version)
             run = require_run(w.tx, invocation.run_id)
             entry = require_entry(w.tx, invocation.ledger_id)
             detail = answer.model_dump(mode="json", by_alias=True)
@@ -510,6 +512,35 @@ class DurablePoints(StoreCore):
             )
             return ended, run
 
+    def record_poll_failure(
+        self,
+        invocation_id: str,
+        *,
+        error: str,
+        next_poll_at: dt.datetime,
+        claim_version: int,
+    ) -> Invocation:
+        with self._commit() as w:
+            rows = _rows(w.tx)
+            invocation = _require_invocation(rows, invocation_id)
+            if invocation.status is not InvocationStatus.ACTIVE:
+                raise MutationConflict(f"invocation {invocation.id} is {invocation.status.value}")
+            _check_claim(invocation, claim_version)
+            _attempt(rows, w, invocation, AttemptKind.POLL, "error", error)
+            return _update(
+                rows,
+                invocation,
+                invocation.model_copy(
+                    update={
+                        "polls": invocation.polls + 1,
+                        "next_poll_at": next_poll_at,
+                        "claim_owner": None,
+                        "claim_until": None,
+                        "updated_at": w.now,
+                    }
+                ),
+            )
+
     def record_attempt(
         self, invocation_id: str, kind: AttemptKind, outcome: str, detail: JsonValue = None
     ) -> Attempt:
@@ -587,6 +618,15 @@ class DurablePoints(StoreCore):
     def list_attempts(self, invocation_id: str) -> list[Attempt]:
         with self._read() as tx:
             return _rows(tx).attempts(invocation_id)
+
+
+def _check_claim(invocation: Invocation, claim_version: int | None) -> None:
+    """A poll answer counts only from the worker whose claim is still the newest."""
+    if claim_version is not None and invocation.claim_version != claim_version:
+        raise StoreConflict(
+            f"the poll claim on invocation {invocation.id} was taken over (claim "
+            f"{claim_version}, now {invocation.claim_version}); this answer is not integrated"
+        )
 
 
 def _close(
