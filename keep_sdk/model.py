@@ -98,6 +98,9 @@ class RunStatus(StrEnum):
     PAUSED_RECONCILIATION = "paused:reconciliation"
     PAUSED_WAITING = "paused:waiting"
     """Parked on a durable operation: waits for its notification or poll; holds no lease."""
+    PAUSED_TIMEOUT = "paused:timeout"
+    """A durable operation's park timeout passed: waits for a person (extend, start again,
+    supply the result, skip or cancel)."""
     FAILED_LOGIC = "failed:logic"
     FAILED_INTERNAL = "failed:internal"
     COMMITTED = "committed"

@@ -17,11 +17,11 @@ from pydantic import JsonValue
 from keep_sdk.cli.actions import _cli_worker, _wait_option
 from keep_sdk.cli.options import doubles_option, isolation_option, json_option, opened, store_option
 from keep_sdk.cli.support import EXIT_PROBLEM, actor, fail, print_json, read_text, reports_errors
-from keep_sdk.contract.durable import NotificationOutcome, check_correlation_key
+from keep_sdk.contract.durable import NotificationOutcome, check_correlation_key, parse_duration
 from keep_sdk.errors import ActionRefused, InvalidArguments
 from keep_sdk.model import RunRecord, RunStatus
 
-__all__ = ["cancel_command", "notify_command"]
+__all__ = ["cancel_command", "notify_command", "wait_command"]
 
 
 def _result(value: str) -> JsonValue:
@@ -147,3 +147,68 @@ def cancel_command(
         print_json(ended)
     else:
         click.echo(f"cancelled; {_ended(ended)}")
+
+
+@click.command("wait")
+@click.argument("run_id")
+@click.option("--extend", "extend_by", default=None, help="Wait this much longer (ISO 8601, P7D).")
+@click.option("--start-again", is_flag=True, help="Start the external work once more and wait.")
+@click.option("--supply", default=None, help="Give the result by hand: JSON or @FILE.")
+@click.option("--skip", is_flag=True, help="Stop waiting: next runs with {status: 'skipped'}.")
+@store_option
+@doubles_option
+@isolation_option
+@_wait_option
+@json_option
+@reports_errors
+def wait_command(
+    run_id: str,
+    extend_by: str | None,
+    start_again: bool,
+    supply: str | None,
+    skip: bool,
+    store_url: str | None,
+    doubles: Path | None,
+    isolation: str,
+    wait: float,
+    as_json: bool,
+) -> None:
+    """Decide about a run that waits for a durable operation (one that timed out, say).
+
+    Exactly one of --extend, --start-again, --supply and --skip (exit 2 otherwise).
+    """
+    chosen = [
+        name
+        for name, given in (
+            ("extend", extend_by is not None),
+            ("start-again", start_again),
+            ("supply", supply is not None),
+            ("skip", skip),
+        )
+        if given
+    ]
+    if len(chosen) != 1:
+        raise click.UsageError("choose exactly one of --extend, --start-again, --supply, --skip")
+    delta = None
+    if extend_by is not None:
+        try:
+            delta = parse_duration(extend_by)
+        except InvalidArguments as exc:
+            raise click.BadParameter(str(exc), param_hint="--extend") from None
+    supplied = _result(supply) if supply is not None else None
+    with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
+        run = inst.store.get_run(run_id)
+        actions, who = inst.actions, actor()
+        with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
+            if delta is not None:
+                ended = actions.extend(run.id, until=inst.runtime.now() + delta, actor=who)
+            elif start_again:
+                ended = actions.start_again(run.id, actor=who)
+            elif supply is not None:
+                ended = actions.supply_result(run.id, supplied, actor=who)
+            else:
+                ended = actions.skip_wait(run.id, actor=who)
+    if as_json:
+        print_json(ended)
+    else:
+        click.echo(_ended(ended))

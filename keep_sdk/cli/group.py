@@ -20,7 +20,7 @@ from keep_sdk.cli.actions import (
 )
 from keep_sdk.cli.conformance import conformance_command
 from keep_sdk.cli.connectors import call_command, connectors_command
-from keep_sdk.cli.durable import cancel_command, notify_command
+from keep_sdk.cli.durable import cancel_command, notify_command, wait_command
 from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
 from keep_sdk.cli.publish import publish_command
 from keep_sdk.cli.run import run_command, worker_command
@@ -59,6 +59,7 @@ COMMANDS: tuple[click.Command, ...] = (
     publish_command,
     notify_command,
     cancel_command,
+    wait_command,
 )
 """Every ``keep`` command, in the order they were added."""
 

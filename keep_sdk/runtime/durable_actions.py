@@ -1,4 +1,5 @@
-"""A person's actions on a run that waits for a durable operation: cancel, skip, supply.
+"""A person's actions on a run that waits for a durable operation: extend, start again,
+cancel, skip, supply.
 
 `DurableActions` is part of `PersonActions`. Each action is audited by the
 store's `resolve_invocation` in the transaction that settles the invocation,
@@ -8,11 +9,17 @@ caller holds the workflow's lease (the CLI does).
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
-from keep_sdk.contract.durable import AttemptKind, Invocation, InvocationContext
+from keep_sdk.contract.durable import (
+    AttemptKind,
+    Invocation,
+    InvocationContext,
+    parse_duration,
+)
 from keep_sdk.errors import ActionRefused
 from keep_sdk.model import RunRecord, RunStatus
 from keep_sdk.runtime.durable import durable_store
@@ -23,11 +30,11 @@ if TYPE_CHECKING:
 
 __all__ = ["DurableActions"]
 
-_SETTLEABLE = (RunStatus.PAUSED_WAITING,)
+_SETTLEABLE = (RunStatus.PAUSED_WAITING, RunStatus.PAUSED_TIMEOUT)
 
 
 class DurableActions:
-    """Cancel, skip or supply the result of a run's durable operation."""
+    """Extend, start again, cancel, skip or supply the result of a run's durable operation."""
 
     runtime: Runtime
 
@@ -46,6 +53,42 @@ class DurableActions:
         )
         self._cancel_externally(invocation)
         return self.runtime.drive(run)
+
+    def extend(self, run_id: str, *, until: dt.datetime | None, actor: str) -> RunRecord:
+        """Give the run's durable operation a new deadline (None: wait without one); a
+        timed-out run waits again."""
+        invocation = self._waiting(run_id, "extend")
+        durable_store(self.runtime.store).extend_invocation(
+            invocation.id, timeout_at=until, actor=actor
+        )
+        return self.runtime.store.get_run(run_id)
+
+    def start_again(self, run_id: str, *, actor: str) -> RunRecord:
+        """Start the external work once more (a new attempt with a new token) and wait again
+        for the same correlation key, with the operation's declared timeout from now."""
+        invocation = self._waiting(run_id, "start-again")
+        store = durable_store(self.runtime.store)
+        declared = self.runtime.connectors.operation(invocation.connector, invocation.operation)
+        until = (
+            self.runtime.now() + parse_duration(declared.timeout)
+            if declared.timeout is not None
+            else None
+        )
+        store.extend_invocation(invocation.id, timeout_at=until, actor=actor)
+        restarts = sum(1 for a in store.list_attempts(invocation.id) if a.outcome == "extended")
+        entry = self.runtime.store.get_ledger_entry(invocation.ledger_id)
+        context = InvocationContext(
+            invocation_id=f"{invocation.id}.r{restarts}",
+            correlation_key=invocation.correlation_key,
+            idempotency_key=entry.idempotency_key,
+            timeout_at=until,
+            token=None,
+        )
+        answer = self.runtime.connectors[invocation.connector].start(
+            invocation.operation, entry.params, context
+        )
+        store.record_start_answer(invocation.id, answer, kind=AttemptKind.START)
+        return self.runtime.store.get_run(run_id)
 
     def skip_wait(self, run_id: str, *, actor: str) -> RunRecord:
         """Stop waiting without a result: ``next`` runs with ``{status: "skipped"}``."""

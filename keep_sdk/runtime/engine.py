@@ -92,7 +92,10 @@ if TYPE_CHECKING:
     from keep_sdk.contract.observations import Observation
     from keep_sdk.runtime.loading import LoadedWorkflow, WorkflowLoader
 
-__all__ = ["Runtime"]
+__all__ = ["TIMEOUT_ACTIONS", "Runtime"]
+
+TIMEOUT_ACTIONS = ("extend", "start-again", "supply", "skip", "cancel")
+"""What a person may do about a timed-out durable operation."""
 
 TRANSIENT_MARK = "host: transient failure "
 """Prefix of the run log line written for each transient failure, for people reading the log;
@@ -313,6 +316,36 @@ class Runtime:
         if run.status is RunStatus.ACTIVE:
             return self._drive(run)
         return run
+
+    def time_out(self, invocation_id: str) -> RunRecord | None:
+        """Time out one durable invocation past its ``timeout_at`` (the scan's step): the
+        invocation becomes ``timed_out``, its run ``paused:timeout``, and a person is told
+        (an escalation naming the actions). None when it was not due or no longer parked."""
+        timed_out = durable_store(self.store).time_out_invocation(invocation_id)
+        if timed_out is None:
+            return None
+        invocation, run = timed_out
+        self.observer.escalated(
+            Escalation(
+                run_id=run.id,
+                workflow=run.workflow,
+                reason=invocation.error or "the durable operation timed out",
+                actions=list(TIMEOUT_ACTIONS),
+                ledger_id=invocation.ledger_id,
+                created_at=self.now(),
+            )
+        )
+        return run
+
+    def scan_timeouts(self, limit: int = 100) -> list[RunRecord]:
+        """Time out every parked invocation past its deadline (at most `limit` per call);
+        reads only the index of active invocations' deadlines."""
+        ended = []
+        for invocation in durable_store(self.store).expired_invocations(self.now(), limit):
+            run = self.time_out(invocation.id)
+            if run is not None:
+                ended.append(run)
+        return ended
 
     def deliver(self, notification_id: str) -> RunRecord | None:
         """Apply one pending notification to its parked run and drive the run on; None when

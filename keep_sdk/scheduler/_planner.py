@@ -161,6 +161,7 @@ class Planner:
         tasks += self._reconciliations(now, runnable)
         tasks += self._deliveries(runnable)
         tasks += self._polls(now, runnable)
+        tasks += self._timeouts(now, runnable)
         tasks += self._consumers(now, runnable, blocked)
         tasks += self._producers(now, runnable, blocked)
         unique: dict[tuple[str, str | None, TaskKind, str | None], Task] = {}
@@ -310,6 +311,23 @@ class Planner:
                 reason=f"ctx.{invocation.connector}.{invocation.operation} is due for a poll",
             )
             for invocation in self.store.due_polls(now)
+            if invocation.workflow in runnable
+        ]
+
+    def _timeouts(self, now: dt.datetime, runnable: set[str]) -> list[Task]:
+        if not isinstance(self.store, SupportsDurable):
+            return []
+        return [
+            Task(
+                kind=TaskKind.TIMEOUT,
+                workflow=invocation.workflow,
+                handler=invocation.handler,
+                run_id=invocation.run_id,
+                invocation_id=invocation.id,
+                due_at=invocation.timeout_at or now,
+                reason=f"ctx.{invocation.connector}.{invocation.operation} got no result in time",
+            )
+            for invocation in self.store.expired_invocations(now)
             if invocation.workflow in runnable
         ]
 

@@ -184,6 +184,10 @@ class Scheduler:
                 assert task.invocation_id is not None
                 polled = runtime.poll(task.invocation_id, owner=self.worker)
                 runs = [polled] if polled is not None else []
+            case TaskKind.TIMEOUT:
+                assert task.invocation_id is not None
+                timed_out = runtime.time_out(task.invocation_id)
+                runs = [timed_out] if timed_out is not None else []
             case TaskKind.RESUME:
                 assert task.run_id is not None
                 runs = [runtime.resume(task.run_id)]

@@ -262,6 +262,22 @@ def _waiting(
                 )
             case RunStatus.PAUSED_WAITING:
                 waiting.append(_parked(store, run, subject, suffix))
+            case RunStatus.PAUSED_TIMEOUT:
+                waiting.append(
+                    Waiting(
+                        subject=subject,
+                        why=f"timed out: {run.error}",
+                        needs_person=True,
+                        commands=[
+                            f"keep wait {run.id} --extend P7D{suffix}",
+                            f"keep wait {run.id} --start-again{suffix}",
+                            f"keep wait {run.id} --supply JSON{suffix}",
+                            f"keep wait {run.id} --skip{suffix}",
+                            f"keep cancel {run.id}{suffix}",
+                        ],
+                        run_id=run.id,
+                    )
+                )
             case RunStatus.PAUSED_TRANSIENT:
                 when = f" at {run.resume_at:%Y-%m-%d %H:%M:%S} UTC" if run.resume_at else ""
                 waiting.append(

@@ -28,6 +28,8 @@ class TaskKind(StrEnum):
     """A ``needs_reconcile`` mutation whose next attempt is due."""
     DELIVER = "deliver"
     """A notification arrived for a parked run (``paused:waiting``): complete it, run ``next``."""
+    TIMEOUT = "timeout"
+    """A parked durable operation's deadline passed: time it out and tell a person."""
     POLL = "poll"
     """A polled durable operation whose next poll (``next_poll_at``) is due."""
     RESUME = "resume"

@@ -212,7 +212,14 @@ class SupportsDurable(Protocol):
     def extend_invocation(
         self, invocation_id: str, *, timeout_at: dt.datetime | None, actor: str
     ) -> Invocation:
-        """Give a timed-out invocation a new deadline and make it active again."""
+        """Give an invocation a new deadline (audited); a timed-out one becomes active again
+        and its run waits again (``paused:timeout`` → ``paused:waiting``)."""
+        ...
+
+    def time_out_invocation(self, invocation_id: str) -> tuple[Invocation, RunRecord] | None:
+        """If the invocation is active, parked and past ``timeout_at``: invocation
+        ``timed_out``, run ``paused:timeout``, a timeout attempt; None (nothing written)
+        otherwise."""
         ...
 
     def get_invocation(self, invocation_id: str) -> Invocation:

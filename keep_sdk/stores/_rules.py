@@ -76,6 +76,7 @@ PAUSED_STATUSES = frozenset(
         RunStatus.PAUSED_APPROVAL,
         RunStatus.PAUSED_RECONCILIATION,
         RunStatus.PAUSED_WAITING,
+        RunStatus.PAUSED_TIMEOUT,
     }
 )
 FINISHED_STATUSES = frozenset(

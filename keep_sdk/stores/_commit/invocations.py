@@ -414,7 +414,68 @@ class DurablePoints(StoreCore):
                 "extended",
                 {"actor": actor, "timeoutAt": timeout_at.isoformat() if timeout_at else None},
             )
+            run = require_run(w.tx, invocation.run_id)
+            if run.status is RunStatus.PAUSED_TIMEOUT:
+                w.update_run(
+                    run,
+                    run.model_copy(
+                        update={
+                            "status": RunStatus.PAUSED_WAITING,
+                            "error": None,
+                            "failure": None,
+                            "updated_at": w.now,
+                        }
+                    ),
+                )
+            w.audit(
+                actor=actor,
+                action="durable:extend",
+                target=invocation.id,
+                workflow=invocation.workflow,
+                detail={"run": run.id, "timeoutAt": timeout_at.isoformat() if timeout_at else None},
+            )
             return extended
+
+    def time_out_invocation(self, invocation_id: str) -> tuple[Invocation, RunRecord] | None:
+        with self._commit() as w:
+            rows = _rows(w.tx)
+            invocation = _require_invocation(rows, invocation_id)
+            if (
+                invocation.status is not InvocationStatus.ACTIVE
+                or invocation.timeout_at is None
+                or invocation.timeout_at > w.now
+            ):
+                return None
+            run = require_run(w.tx, invocation.run_id)
+            if run.status is not RunStatus.PAUSED_WAITING:
+                return None
+            why = (
+                f"no result from ctx.{invocation.connector}.{invocation.operation} by "
+                f"{invocation.timeout_at:%Y-%m-%d %H:%M:%S} UTC (correlation key "
+                f"{invocation.correlation_key})"
+            )
+            ended = _update(
+                rows,
+                invocation,
+                invocation.model_copy(
+                    update={
+                        "status": InvocationStatus.TIMED_OUT,
+                        "error": why,
+                        "next_poll_at": None,
+                        "claim_owner": None,
+                        "claim_until": None,
+                        "updated_at": w.now,
+                    }
+                ),
+            )
+            _attempt(rows, w, invocation, AttemptKind.TIMEOUT, "timed_out", why)
+            run = w.update_run(
+                run,
+                run.model_copy(
+                    update={"status": RunStatus.PAUSED_TIMEOUT, "error": why, "updated_at": w.now}
+                ),
+            )
+            return ended, run
 
     def resolve_invocation(
         self,
@@ -434,7 +495,11 @@ class DurablePoints(StoreCore):
                     "timed-out invocation can be cancelled, skipped or given a result"
                 )
             run = require_run(w.tx, invocation.run_id)
-            if run.status not in (RunStatus.PAUSED_WAITING, RunStatus.ACTIVE):
+            if run.status not in (
+                RunStatus.PAUSED_WAITING,
+                RunStatus.PAUSED_TIMEOUT,
+                RunStatus.ACTIVE,
+            ):
                 raise RunNotActive(
                     f"run {run.id} is {run.status.value}; it no longer waits for "
                     f"ctx.{invocation.connector}.{invocation.operation}"
