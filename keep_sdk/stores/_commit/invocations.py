@@ -43,6 +43,7 @@ from keep_sdk.stores._commit.core import StoreCore
 from keep_sdk.stores._commit.work import Work, require_entry, require_run
 from keep_sdk.stores._durable import DurableRows, PersonSettlement
 from keep_sdk.stores._transaction import Transaction
+from keep_sdk.stores.faults import FaultPoint
 
 __all__ = ["DurablePoints"]
 
@@ -136,6 +137,7 @@ class DurablePoints(StoreCore):
                     f"durable invocation {invocation_id} exists already; a run chain starts "
                     "its durable operation once"
                 )
+            w.fault(FaultPoint.DURABLE_INTENT)
             invocation = Invocation(
                 id=invocation_id,
                 run_id=run.id,
@@ -214,6 +216,7 @@ class DurablePoints(StoreCore):
                     }
                 ),
             )
+            w.fault(FaultPoint.DURABLE_ANSWER)
             if run.status is RunStatus.ACTIVE:
                 run = w.update_run(
                     run,
@@ -314,6 +317,7 @@ class DurablePoints(StoreCore):
                 "applied",
                 {"notification": notification.id},
             )
+            w.fault(FaultPoint.APPLY_NOTIFICATION)
             run = _settle(w, run, entry, Done(ok=True, result=notification.result))
             applied = _close(rows, w, notification, NotificationOutcome.APPLIED, None)
             for other in rows.notifications(invocation.id):
