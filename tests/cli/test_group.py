@@ -55,7 +55,10 @@ def test_connectors_markdown_gives_kind_permission_and_schema() -> None:
     ("args", "message"),
     [
         (["connectors", "--format", "xml"], "'xml' is not one of"),
-        (["connectors", "gmial"], "there is no connector 'gmial'; registered connectors: gmail"),
+        (
+            ["connectors", "gmial"],
+            "there is no connector 'gmial'; registered connectors: approvals, gmail",
+        ),
         (["connectors", "gmail.sned"], "has no operation 'sned'; it offers: getById, search, send"),
         (["connectors", "--colour"], "No such option '--colour'"),
         (["schema", "Nope"], "no model named 'Nope'"),

@@ -71,6 +71,14 @@ def test_document_request_waits_for_a_person_and_commits_on_notify(
     assert "delivered; run" in done.out
     assert "is committed" in done.out
     assert waiting(store) == []
+    shown = keep("runs", run["id"], "--store", store)
+    assert shown.code == 0, shown.err
+    assert "durable ctx.approvals.request completed" in shown.out
+    assert "start: pending" in shown.out
+    assert "notification: applied" in shown.out
+    detail = json.loads(keep("runs", run["id"], "--store", store, "--json").out)
+    assert [a["outcome"] for a in detail["attempts"]] == ["pending", "applied"]
+    assert detail["invocation"]["correlationKey"] == key
     events = json.loads(keep("events", "--store", store, "--json").out)
     received = [e for e in events if e["topic"] == "document.received"]
     assert [e["payload"] for e in received] == [{"file": "passport.pdf"}]
