@@ -182,7 +182,7 @@ def scan_cost(url: str, rows: int, calls: int = 300) -> float:
                             None,
                             later.strftime(stamp),
                             json.dumps(r["doc"]),
-                        )  # fmt: skip
+                        )
                         for r in batch
                     ],
                 )
