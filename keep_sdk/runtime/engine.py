@@ -269,11 +269,11 @@ class Runtime:
         run = self.store.get_run(run_id)
         if run.status is RunStatus.ACTIVE:
             raise ActiveRunExists(f"run {run.id} is already active")
-        if run.status is RunStatus.PAUSED_WAITING:
+        if run.status in (RunStatus.PAUSED_WAITING, RunStatus.PAUSED_TIMEOUT):
             raise ActionRefused(
                 f"run {run.id} waits for its durable operation; it continues when the result "
                 "arrives (`keep notify CORRELATION_KEY --result JSON`, see `keep runs "
-                f"{run.id}`) or when a person acts on it"
+                f"{run.id}`) or when a person acts on it (`keep wait {run.id} ...`)"
             )
         run = self.store.set_run_status(run.id, RunStatus.ACTIVE)
         return self._drive(run)
