@@ -12,6 +12,7 @@ import datetime as dt
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 
@@ -31,6 +32,9 @@ __all__ = [
 DEFAULT_LEASE_TTL_S = 30.0
 """How long a worker's claim on a workflow lasts without a heartbeat."""
 
+
+_WAKE_SLICE_S = 0.5
+"""How long one wait for an inbox wake lasts before `stop` is checked again."""
 
 _MAX_ERROR_WAIT_S = 30.0
 """The longest a worker waits after an error before it tries again."""
@@ -151,13 +155,29 @@ class Scheduler:
                         if on_activity is not None:
                             on_activity(activity)
                         continue
-                    stop.wait(pause)
+                    self._idle(stop, pause)
         finally:
             self.leases.release_all()
 
     def close(self) -> None:
         """Release every lease this worker holds."""
         self.leases.release_all()
+
+    def _idle(self, stop: threading.Event, pause: float) -> None:
+        """Sleep `pause` seconds, or less: a store that can be woken (PostgreSQL ``LISTEN``
+        on the durable inbox) ends the sleep when a notification arrives."""
+        waiter = getattr(self.store, "wait_for_inbox", None)
+        deadline = time.monotonic() + pause
+        while callable(waiter) and not stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            woken = waiter(min(left, _WAKE_SLICE_S))
+            if woken is None:
+                break
+            if woken:
+                return
+        stop.wait(max(0.0, deadline - time.monotonic()))
 
     def _sleep_s(self, poll_s: float) -> float:
         upcoming = self.next_due()

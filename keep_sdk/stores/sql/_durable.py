@@ -4,7 +4,8 @@ Each row keeps its model as JSON (``doc``) beside the columns that are looked
 up, indexed or compared: scans read the partial indexes ``ix_invocations_poll``,
 ``ix_invocations_timeout`` (``WHERE status = 'active'``) and
 ``ix_notifications_pending``; the unique index ``uq_notifications_applied``
-lets at most one notification per invocation be applied. Updates are
+lets at most one notification per invocation be applied. On PostgreSQL a new
+notification also sends ``NOTIFY keep_inbox`` (delivered when it commits). Updates are
 conditional and check their row counts. On PostgreSQL rows read in a write
 transaction are locked ``FOR UPDATE``; a unique index violated by a concurrent writer
 ends the transaction with a `StoreConflict`.
@@ -16,13 +17,16 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Connection, Select, insert, select, update
+from sqlalchemy import Connection, Select, insert, select, text, update
 
 from keep_sdk.contract.durable import Attempt, Invocation, Notification
 from keep_sdk.errors import MutationConflict
 from keep_sdk.stores.sql import _schema as t
 
-__all__ = ["SqlDurableRows"]
+__all__ = ["INBOX_CHANNEL", "SqlDurableRows"]
+
+INBOX_CHANNEL = "keep_inbox"
+"""The PostgreSQL ``LISTEN/NOTIFY`` channel told of every notification at its commit."""
 
 _I = t.invocations
 _N = t.notifications
@@ -137,6 +141,11 @@ class SqlDurableRows:
                 doc=notification.model_dump(mode="json"),
             )
         )
+        if self.conn.dialect.name == "postgresql":
+            self.conn.execute(
+                text("SELECT pg_notify(:channel, :workflow)"),
+                {"channel": INBOX_CHANNEL, "workflow": notification.workflow},
+            )
 
     def update_notification(self, before: Notification, after: Notification) -> bool:
         done = self.conn.execute(
