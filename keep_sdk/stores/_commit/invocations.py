@@ -339,8 +339,8 @@ class DurablePoints(StoreCore):
             invocation = _require_invocation(rows, invocation_id)
             if invocation.status is not InvocationStatus.ACTIVE:
                 return None
-            held = invocation.claim_owner is not None and invocation.claim_until is not None
-            if held and invocation.claim_owner != owner and invocation.claim_until > w.now:  # type: ignore[operator]
+            live = invocation.claim_until is not None and invocation.claim_until > w.now
+            if live and invocation.claim_owner not in (None, owner):
                 return None
             claimed = invocation.model_copy(
                 update={
