@@ -127,8 +127,8 @@ def worker_memory(url: str) -> dict[str, int]:
     return result
 
 
-def scan_cost(url: str, rows: int, calls: int = 300) -> float:
-    """Median µs of one `expired_invocations` call with `rows` active invocations not due."""
+def fill_for_scan(url: str, rows: int) -> None:
+    """A store at `url` with `rows` active invocations that are not due (bulk insert)."""
     store = SqlStore(url)
     now = dt.datetime.now(dt.UTC)
     if rows:
@@ -194,16 +194,25 @@ def scan_cost(url: str, rows: int, calls: int = 300) -> float:
                 conn.execute(insert(_schema.invocations), batch)
             with store.engine.begin() as conn:
                 conn.execute(text("ANALYZE"))
-    for _ in range(20):
-        store.expired_invocations(now)
-    times = []
-    for _ in range(calls):
-        started = time.perf_counter()
-        found = store.expired_invocations(now)
-        times.append(time.perf_counter() - started)
-        assert found == []
     store.close()
-    return statistics.median(times) * 1e6
+
+
+def scan_costs(empty_url: str, full_url: str, calls: int = 2000) -> tuple[float, float]:
+    """Median µs of one `expired_invocations` call on each store, calls interleaved so
+    load on the machine hits both alike."""
+    stores = [SqlStore(empty_url), SqlStore(full_url)]
+    now = dt.datetime.now(dt.UTC)
+    times: list[list[float]] = [[], []]
+    for n in range(calls + 50):
+        for i, store in enumerate(stores):
+            started = time.perf_counter()
+            found = store.expired_invocations(now)
+            if n >= 50:
+                times[i].append(time.perf_counter() - started)
+            assert found == []
+    for store in stores:
+        store.close()
+    return statistics.median(times[0]) * 1e6, statistics.median(times[1]) * 1e6
 
 
 def main() -> None:
@@ -212,8 +221,20 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=200)
     parser.add_argument("--scan", type=int, default=100_000)
     parser.add_argument("--store", default=None)
+    parser.add_argument("--scan-only", action="store_true", help="Only the timeout scan.")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="keep-durable-bench-"))
+    if args.scan_only:
+        empty_url = f"sqlite:///{folder / 'scan0.db'}"
+        full_url = f"sqlite:///{folder / 'scan.db'}"
+        fill_for_scan(empty_url, 0)
+        fill_for_scan(full_url, args.scan)
+        empty, full = scan_costs(empty_url, full_url)
+        print(
+            f"timeout scan: {empty:.0f} µs empty, {full:.0f} µs with {args.scan} active "
+            f"invocations not due; ratio {full / empty:.2f}"
+        )
+        return
     url = args.store or f"sqlite:///{folder / 'keep.db'}?synchronous=NORMAL"
 
     store, runtime = runtime_for(url)
@@ -239,9 +260,11 @@ def main() -> None:
     p50 = statistics.median(latencies) * 1e3
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1e3
 
-    scan_url = args.store or f"sqlite:///{folder / 'scan.db'}"
-    scan_empty = scan_cost(scan_url if args.store else f"sqlite:///{folder / 'scan0.db'}", 0)
-    scan_full = scan_cost(scan_url, args.scan)
+    empty_url = f"sqlite:///{folder / 'scan0.db'}"
+    full_url = f"sqlite:///{folder / 'scan.db'}"
+    fill_for_scan(empty_url, 0)
+    fill_for_scan(full_url, args.scan)
+    scan_empty, scan_full = scan_costs(empty_url, full_url)
 
     print(f"store: {url}")
     print(f"parked {args.parked} runs in {setup_s:.1f} s")
