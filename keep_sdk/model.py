@@ -96,6 +96,11 @@ class RunStatus(StrEnum):
     PAUSED_TRANSIENT = "paused:transient"
     PAUSED_APPROVAL = "paused:approval"
     PAUSED_RECONCILIATION = "paused:reconciliation"
+    PAUSED_WAITING = "paused:waiting"
+    """Parked on a durable operation: waits for its notification or poll; holds no lease."""
+    PAUSED_TIMEOUT = "paused:timeout"
+    """A durable operation's park timeout passed: waits for a person (extend, start again,
+    supply the result, skip or cancel)."""
     FAILED_LOGIC = "failed:logic"
     FAILED_INTERNAL = "failed:internal"
     COMMITTED = "committed"
@@ -134,6 +139,8 @@ class OperationKind(StrEnum):
     READ = "read"
     READ_BY_ID = "read_by_id"
     MUTATION = "mutation"
+    DURABLE = "durable"
+    """A mutation that starts long external work: the run parks until it completes."""
 
 
 class FailureKind(StrEnum):

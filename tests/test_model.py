@@ -92,6 +92,8 @@ def test_run_status_values_are_the_specification_strings() -> None:
         "paused:transient",
         "paused:approval",
         "paused:reconciliation",
+        "paused:waiting",
+        "paused:timeout",
         "failed:logic",
         "failed:internal",
         "committed",

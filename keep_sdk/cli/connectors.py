@@ -70,7 +70,7 @@ def call_command(operation: str, arguments: str) -> None:
     records them in the ledger first.
     """
     from keep_sdk.connectors import ConnectorSet
-    from keep_sdk.model import OperationKind
+    from keep_sdk.contract.phases import MUTATING_KINDS
 
     connector_name, _, op_name = operation.partition(".")
     if not op_name:
@@ -87,7 +87,7 @@ def call_command(operation: str, arguments: str) -> None:
         instances = ConnectorSet([*(klass() for klass in classes.values()), *configured])
         declared = instances.operation(connector_name, op_name)
         parsed = declared.parse(raw, connector=connector_name)
-        if declared.kind is OperationKind.MUTATION:
+        if declared.kind in MUTATING_KINDS:
             click.echo(
                 f"arguments are valid for ctx.{connector_name}.{op_name} "
                 f"(a mutation: it runs only in a workflow's mutate phase)"

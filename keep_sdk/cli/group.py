@@ -22,6 +22,7 @@ from keep_sdk.cli.actions import (
 from keep_sdk.cli.config import config_command
 from keep_sdk.cli.conformance import conformance_command
 from keep_sdk.cli.connectors import call_command, connectors_command
+from keep_sdk.cli.durable import cancel_command, notify_command, wait_command
 from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
 from keep_sdk.cli.migrate import migrate_command
 from keep_sdk.cli.options import CONFIG_META
@@ -73,6 +74,9 @@ COMMANDS: tuple[click.Command, ...] = (
     migrate_command,
     serve_command,
     config_command,
+    notify_command,
+    cancel_command,
+    wait_command,
 )
 """Every ``keep`` command, in the order they were added."""
 

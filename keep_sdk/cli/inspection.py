@@ -13,6 +13,7 @@ from pydantic import TypeAdapter
 from rich.console import Console
 
 from keep_sdk.app import Installation
+from keep_sdk.cli.durable_views import print_run_detail, run_detail
 from keep_sdk.cli.options import json_option, opened, store_option
 from keep_sdk.cli.support import print_json, reports_errors
 from keep_sdk.cli.text import console
@@ -110,13 +111,36 @@ events_command = _listing(
     TypeAdapter(list[Event]),
     [s.value for s in EventStatus],
 )
-runs_command = _listing(
+_runs_listing = _listing(
     "runs",
     "Runs in creation order (the most recent with --limit): phase, status and error.",
     _runs,
     print_runs,
     TypeAdapter(list[RunRecord]),
     [s.value for s in RunStatus],
+)
+
+
+@reports_errors
+def _runs_or_one(run_id: str | None, **options: Any) -> None:
+    if run_id is None:
+        assert _runs_listing.callback is not None
+        _runs_listing.callback(**options)
+        return
+    with opened(options["store_url"], read_only=True) as inst:
+        detail = run_detail(inst.store, run_id)
+    if options["as_json"]:
+        print_json(detail)
+    else:
+        print_run_detail(detail, console())
+
+
+runs_command = click.Command(
+    "runs",
+    params=[click.Argument(["run_id"], required=False), *_runs_listing.params],
+    callback=_runs_or_one,
+    help="Runs in creation order (the most recent with --limit): phase, status and error. "
+    "With RUN_ID: that run, its durable operation and every attempt (append-only).",
 )
 ledger_command = _listing(
     "ledger",

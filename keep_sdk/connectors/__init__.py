@@ -1,6 +1,7 @@
 """Connector SDK: declare operations, validate arguments, derive idempotency keys."""
 
 from keep_sdk.connectors.base import Connector
+from keep_sdk.connectors.exec_adapter import ExecAdapter, parse_exec_url
 from keep_sdk.connectors.idempotency import idempotency_key
 from keep_sdk.connectors.operation import Operation, operation
 from keep_sdk.connectors.registry import ConnectorSet
@@ -10,12 +11,14 @@ __all__ = [
     "Connector",
     "ConnectorManifest",
     "ConnectorSet",
+    "ExecAdapter",
     "Manifest",
     "Operation",
     "OperationManifest",
     "builtin_manifest",
     "idempotency_key",
     "operation",
+    "parse_exec_url",
 ]
 
 

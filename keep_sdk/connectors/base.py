@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 
 from keep_sdk.connectors.operation import Operation
+from keep_sdk.contract.durable import Done, DurableAnswer, InvocationContext, Pending
 from keep_sdk.contract.manifest import ConnectorManifest
 from keep_sdk.errors import ConnectorError, InternalError, UnknownOperation
 from keep_sdk.model import OperationKind, ReconcileOutcome, ReconcileStatus
@@ -93,6 +95,10 @@ class Connector:
         Mutations require the host's `idempotency_key`; reads must not get one.
         """
         op = self.operation(js_name)
+        if op.kind is OperationKind.DURABLE:
+            raise InternalError(
+                f"ctx.{self.name}.{js_name} is durable; the host calls start(), never invoke()"
+            )
         args = op.parse(arguments, connector=self.name)
         method = getattr(self, op.attribute)
         if op.kind is OperationKind.MUTATION:
@@ -105,6 +111,54 @@ class Connector:
         else:
             raw = self._guarded(method, args)
         return self._to_json(raw, js_name)
+
+    def start(self, js_name: str, arguments: Any, invocation: InvocationContext) -> DurableAnswer:
+        """Start (or, with the same ``invocation_id``, re-find) a durable operation's work.
+
+        `ConnectorError`s pass through; any other exception, or an answer that is
+        neither `Pending` nor `Done`, is an `InternalError`.
+        """
+        op = self._durable(js_name)
+        args = op.parse(arguments, connector=self.name)
+        raw = self._guarded(getattr(self, op.attribute), args, invocation=invocation)
+        return self._answer(raw, js_name, "start")
+
+    def poll(self, js_name: str, arguments: Any, invocation: InvocationContext) -> DurableAnswer:
+        """Ask how a durable operation's work is going; `InternalError` if it cannot poll."""
+        op = self._durable(js_name)
+        if op.poll_func is None:
+            raise InternalError(f"ctx.{self.name}.{js_name} has no poll method")
+        args = op.parse(arguments, connector=self.name)
+        raw = self._guarded(partial(op.poll_func, self), args, invocation=invocation)
+        return self._answer(raw, js_name, "poll")
+
+    def cancel(self, js_name: str, arguments: Any, invocation: InvocationContext) -> str:
+        """Best-effort cancel of a durable operation's work; what happened, in words.
+
+        Never raises for the service's failure: cancellation is best-effort.
+        """
+        op = self._durable(js_name)
+        if op.cancel_func is None:
+            return "the connector cannot cancel this work; it may go on externally"
+        try:
+            op.cancel_func(self, op.parse(arguments, connector=self.name), invocation=invocation)
+        except Exception as exc:
+            return f"cancel failed ({type(exc).__name__}: {exc}); the work may go on externally"
+        return "cancelled externally"
+
+    def _durable(self, js_name: str) -> Operation[Any]:
+        op = self.operation(js_name)
+        if op.kind is not OperationKind.DURABLE:
+            raise InternalError(f"ctx.{self.name}.{js_name} is a {op.kind.value}, not durable")
+        return op
+
+    def _answer(self, raw: Any, js_name: str, what: str) -> DurableAnswer:
+        if isinstance(raw, Pending | Done):
+            return raw
+        raise InternalError(
+            f"{what} of ctx.{self.name}.{js_name} returned {type(raw).__name__}; a durable "
+            "operation answers Pending(token=...) or Done(ok=..., result=...)"
+        )
 
     def reconcile(self, js_name: str, arguments: Any, idempotency_key: str) -> ReconcileOutcome:
         """Ask whether an uncertain mutation happened.

@@ -30,6 +30,15 @@ class Operation(Generic[ArgsT]):
     reconcile method with ``@<operation>.reconciler``, called as
     ``reconcile(self, args, idempotency_key)`` and returning a
     `keep_sdk.model.ReconcileOutcome`.
+
+    A durable operation's method is its ``start``, called as
+    ``method(self, args, *, invocation)`` with an
+    `keep_sdk.contract.durable.InvocationContext` and answering ``Pending`` or
+    ``Done``; it may add ``@<operation>.poller`` (``poll(self, args, *,
+    invocation)``, the same answers) and ``@<operation>.canceller`` (``cancel(self,
+    args, *, invocation)``, best-effort). `key_fields` names argument fields that join
+    the correlation key (002 §3 ``idempotency.key_fields``); `timeout` is the
+    park timeout as an ISO 8601 duration (``"P14D"``).
     """
 
     def __init__(
@@ -41,6 +50,8 @@ class Operation(Generic[ArgsT]):
         args: type[ArgsT],
         name: str | None = None,
         description: str | None = None,
+        key_fields: tuple[str, ...] = (),
+        timeout: str | None = None,
     ) -> None:
         if not permission or "." not in permission:
             raise InternalError(
@@ -55,7 +66,20 @@ class Operation(Generic[ArgsT]):
         doc = description if description is not None else (func.__doc__ or "")
         self.description = " ".join(doc.split())
         self.reconcile_func: Reconciler | None = None
+        self.poll_func: Reconciler | None = None
+        self.cancel_func: Reconciler | None = None
         self.attribute = func.__name__
+        if (key_fields or timeout) and self.kind is not OperationKind.DURABLE:
+            raise InternalError(
+                f"operation {func.__name__!r} is a {self.kind.value}; only durable operations "
+                "declare key_fields and a timeout"
+            )
+        self.key_fields = tuple(key_fields)
+        self.timeout = timeout
+        if timeout is not None:
+            from keep_sdk.contract.durable import parse_duration
+
+            parse_duration(timeout)
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.attribute = name
@@ -73,6 +97,24 @@ class Operation(Generic[ArgsT]):
             )
         self.reconcile_func = func
         return func
+
+    def poller(self, func: Reconciler) -> Reconciler:
+        """Decorate the method that asks a durable operation's external work how it is going."""
+        self._require_durable("poll")
+        self.poll_func = func
+        return func
+
+    def canceller(self, func: Reconciler) -> Reconciler:
+        """Decorate the best-effort method that cancels a durable operation's external work."""
+        self._require_durable("cancel")
+        self.cancel_func = func
+        return func
+
+    def _require_durable(self, what: str) -> None:
+        if self.kind is not OperationKind.DURABLE:
+            raise InternalError(
+                f"operation {self.js_name!r} is a {self.kind.value}; only durable operations {what}"
+            )
 
     @property
     def reconcilable(self) -> bool:
@@ -139,12 +181,15 @@ def operation(
     args: type[ArgsT],
     name: str | None = None,
     description: str | None = None,
+    key_fields: tuple[str, ...] = (),
+    timeout: str | None = None,
 ) -> Callable[[Handler], Operation[ArgsT]]:
     """Declare a connector method as an operation scripts may call.
 
     `name` is the JS name (default: the method name in camelCase), `kind` one of
-    ``read``, ``read_by_id``, ``mutation``, `permission` what a workflow must be
-    granted, `args` the pydantic model of the single argument object.
+    ``read``, ``read_by_id``, ``mutation``, ``durable``, `permission` what a
+    workflow must be granted, `args` the pydantic model of the single argument
+    object; a durable operation may declare `key_fields` and a `timeout`.
     """
 
     def decorate(func: Handler) -> Operation[ArgsT]:
@@ -155,6 +200,8 @@ def operation(
             args=args,
             name=name,
             description=description,
+            key_fields=key_fields,
+            timeout=timeout,
         )
 
     return decorate

@@ -5,6 +5,7 @@
 | connector read               | yes      | yes     | no                            | no   |
 | connector read-by-id         | yes      | yes     | with ``mutate_reads="by_id"`` | no   |
 | connector mutation           | no       | no      | at most one, terminal         | no   |
+| connector durable operation  | no       | no      | at most one, terminal         | no   |
 | ``peek``, ``getByIds``       | no       | yes     | no                            | no   |
 | ``publish``                  | yes      | no      | no                            | yes  |
 
@@ -23,6 +24,7 @@ from typing import Literal
 from keep_sdk.model import HandlerPhase, OperationKind
 
 __all__ = [
+    "MUTATING_KINDS",
     "PHASE_TABLE",
     "TOPIC_OPERATIONS",
     "MutateReads",
@@ -48,6 +50,7 @@ PHASE_TABLE: Mapping[OperationKind | str, frozenset[HandlerPhase]] = MappingProx
         OperationKind.READ: frozenset({_PRODUCER, _PREPARE}),
         OperationKind.READ_BY_ID: frozenset({_PRODUCER, _PREPARE}),
         OperationKind.MUTATION: frozenset({_MUTATE}),
+        OperationKind.DURABLE: frozenset({_MUTATE}),
         "peek": frozenset({_PREPARE}),
         "getByIds": frozenset({_PREPARE}),
         "publish": frozenset({_PRODUCER, _NEXT}),
@@ -55,6 +58,12 @@ PHASE_TABLE: Mapping[OperationKind | str, frozenset[HandlerPhase]] = MappingProx
 )
 """Operation (a connector operation kind, or a topic operation name) → the phases that allow it,
 under the default policy (``mutate_reads="none"``)."""
+
+MUTATING_KINDS: frozenset[OperationKind] = frozenset(
+    {OperationKind.MUTATION, OperationKind.DURABLE}
+)
+"""Kinds a script uses as its one terminal mutation; a durable one parks the run until the
+external work completes."""
 
 _BY_ID_READS: Mapping[OperationKind | str, frozenset[HandlerPhase]] = MappingProxyType(
     {OperationKind.READ_BY_ID: frozenset({_MUTATE})}

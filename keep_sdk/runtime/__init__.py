@@ -1,12 +1,14 @@
 """The runtime: one producer or consumer run through the sandbox, the store and connectors."""
 
 from keep_sdk.runtime.actions import PersonActions, ledger_decision
+from keep_sdk.runtime.durable import NotifyReceipt
 from keep_sdk.runtime.engine import Runtime
 from keep_sdk.runtime.failures import Route, classify, route
 from keep_sdk.runtime.host import PhaseHost, script_event
 from keep_sdk.runtime.schedules import next_run_at
 
 __all__ = [
+    "NotifyReceipt",
     "PersonActions",
     "PhaseHost",
     "Route",

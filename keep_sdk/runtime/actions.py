@@ -24,6 +24,7 @@ from keep_sdk.model import (
     RunRecord,
     RunStatus,
 )
+from keep_sdk.runtime.durable_actions import DurableActions
 from keep_sdk.sandbox.codec import BoundaryError, check
 from keep_sdk.sandbox.engine import PUBLISH_RESERVE
 from keep_sdk.stores import Publication, PublishResult, Resolution, WorkflowRecord
@@ -54,7 +55,7 @@ def ledger_decision(entry: LedgerEntry) -> str | None:
     return f"skipped by {who}; it may or may not have happened"
 
 
-class PersonActions:
+class PersonActions(DurableActions):
     """What a person can do about a workflow, its events and its blocked runs."""
 
     def __init__(self, runtime: Runtime) -> None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 
 from keep_sdk.connectors import ConnectorSet
+from keep_sdk.contract.durable import InvocationStatus, NotificationOutcome
 from keep_sdk.contract.workflow import ConsumerManifest, ProducerManifest, WorkflowManifest
 from keep_sdk.errors import (
     ActionRefused,
@@ -43,6 +44,7 @@ from keep_sdk.errors import (
     NotFound,
     PermissionDenied,
     PhaseViolation,
+    PreconditionFailed,
     ScriptRejected,
     TransientError,
 )
@@ -57,11 +59,13 @@ from keep_sdk.model import (
     MutationApplied,
     MutationNone,
     MutationSkipped,
+    OperationKind,
     RunPhase,
     RunRecord,
     RunStatus,
 )
 from keep_sdk.runtime.checks import check_prepare_result, check_size
+from keep_sdk.runtime.durable import DurableDesk, NotifyReceipt, durable_store
 from keep_sdk.runtime.failures import classify, route
 from keep_sdk.runtime.frozen import check_frozen
 from keep_sdk.runtime.host import PhaseHost
@@ -81,16 +85,21 @@ from keep_sdk.stores import (
     HandlerRecord,
     HandlerSpec,
     Store,
+    SupportsDurable,
     Unchanged,
     WorkflowRecord,
     WorkflowVersion,
 )
 
 if TYPE_CHECKING:
+    from keep_sdk.contract.durable import Invocation
     from keep_sdk.contract.observations import Observation
     from keep_sdk.runtime.loading import LoadedWorkflow, WorkflowLoader
 
-__all__ = ["Runtime"]
+__all__ = ["TIMEOUT_ACTIONS", "Runtime"]
+
+TIMEOUT_ACTIONS = ("extend", "start-again", "supply", "skip", "cancel")
+"""What a person may do about a timed-out durable operation."""
 
 _PHASE_ORDER = list(RunPhase)
 
@@ -192,6 +201,13 @@ class Runtime:
             rng=self.rng,
             pause=self._pause,
         )
+        self.durable = DurableDesk(
+            store=store,
+            connectors=self.connectors,
+            policy=self.policy,
+            now=self.now,
+            take_logs=lambda run_id: self._logs.pop(run_id, []),
+        )
 
     def policy_for(self, workflow: str) -> HostPolicy:
         """The policy runs of `workflow` get: its own (keep.toml's ``[workflows.<name>.policy]``
@@ -291,7 +307,90 @@ class Runtime:
         run = self.store.get_run(run_id)
         if run.status is RunStatus.ACTIVE:
             raise ActiveRunExists(f"run {run.id} is already active")
+        if run.status in (RunStatus.PAUSED_WAITING, RunStatus.PAUSED_TIMEOUT):
+            raise ActionRefused(
+                f"run {run.id} waits for its durable operation; it continues when the result "
+                "arrives (`keep notify CORRELATION_KEY --result JSON`, see `keep runs "
+                f"{run.id}`) or when a person acts on it (`keep wait {run.id} ...`)"
+            )
         run = self.store.set_run_status(run.id, RunStatus.ACTIVE)
+        return self._drive(run)
+
+    def notify(
+        self, correlation_key: str, result: JsonValue = None, *, source: str = "api"
+    ) -> NotifyReceipt:
+        """Deliver the result of a durable operation by its correlation key, then continue
+        its parked run to the end (``next`` and the commit) in this process.
+
+        The notification is recorded in the inbox first (at-least-once delivery:
+        a repeat is recorded as ``duplicate`` and applied never). A malformed key
+        raises `InvalidArguments`, an unknown one `NotFound`; neither writes
+        anything. A run that is not parked yet (its ``start`` still running)
+        keeps the notification pending; `deliver_pending` applies it once the
+        run parks. The caller holds the workflow's lease (or runs no worker).
+        """
+        notification = self.durable.notify(correlation_key, result, source=source)
+        if notification.outcome is not NotificationOutcome.PENDING:
+            return NotifyReceipt(notification=notification)
+        run = self.deliver(notification.id)
+        current = durable_store(self.store).list_notifications(notification.invocation_id)
+        stored = next((n for n in current if n.id == notification.id), notification)
+        return NotifyReceipt(notification=stored, run=run)
+
+    def poll(self, invocation_id: str, *, owner: str) -> RunRecord | None:
+        """Poll one due durable invocation as `owner` (claimed by compare-and-swap) and, once
+        it is done, drive its run on: ``done(ok)`` to ``next`` and the commit, ``done(error)``
+        to the failure routing as a definite failure. None when nothing was integrated."""
+        polled = self.durable.poll(invocation_id, owner=owner)
+        if polled is None:
+            return None
+        invocation, run = polled
+        if invocation.status is InvocationStatus.FAILED:
+            what = f"ctx.{invocation.connector}.{invocation.operation}"
+            active = self.store.set_run_status(run.id, RunStatus.ACTIVE)
+            return self._fail(
+                active, PreconditionFailed(f"{what} finished with an error: {invocation.error}")
+            )
+        if run.status is RunStatus.ACTIVE:
+            return self._drive(run)
+        return run
+
+    def time_out(self, invocation_id: str) -> RunRecord | None:
+        """Time out one durable invocation past its ``timeout_at`` (the scan's step): the
+        invocation becomes ``timed_out``, its run ``paused:timeout``, and a person is told
+        (an escalation naming the actions). None when it was not due or no longer parked."""
+        timed_out = durable_store(self.store).time_out_invocation(invocation_id)
+        if timed_out is None:
+            return None
+        invocation, run = timed_out
+        self.observer.escalated(
+            Escalation(
+                run_id=run.id,
+                workflow=run.workflow,
+                reason=invocation.error or "the durable operation timed out",
+                actions=list(TIMEOUT_ACTIONS),
+                ledger_id=invocation.ledger_id,
+                created_at=self.now(),
+            )
+        )
+        return run
+
+    def scan_timeouts(self, limit: int = 100) -> list[RunRecord]:
+        """Time out every parked invocation past its deadline (at most `limit` per call);
+        reads only the index of active invocations' deadlines."""
+        ended = []
+        for invocation in durable_store(self.store).expired_invocations(self.now(), limit):
+            run = self.time_out(invocation.id)
+            if run is not None:
+                ended.append(run)
+        return ended
+
+    def deliver(self, notification_id: str) -> RunRecord | None:
+        """Apply one pending notification to its parked run and drive the run on; None when
+        the run is not parked (yet) or the workflow has an active run."""
+        run = self.durable.apply(notification_id)
+        if run is None:
+            return None
         return self._drive(run)
 
     def retry(self, run_id: str) -> RunRecord:
@@ -371,6 +470,16 @@ class Runtime:
                 continue
             entry = self.store.ledger_entry_for_run(run.id)
             crash = "the host stopped while this run was active (crash or kill)"
+            if (
+                entry is not None
+                and entry.status is LedgerStatus.IN_FLIGHT
+                and self._invocation(run)
+            ):
+                self._logs.setdefault(run.id, []).append(
+                    f"host: {crash}; calling start again with the same token"
+                )
+                finished.append(self._drive(run))
+                continue
             if entry is not None and entry.status in (
                 LedgerStatus.IN_FLIGHT,
                 LedgerStatus.NEEDS_RECONCILE,
@@ -496,6 +605,9 @@ class Runtime:
         if run.phase is RunPhase.MUTATING:
             entry = self.store.ledger_entry_for_run(run.id)
             if entry is not None:
+                invocation = self._invocation(run)
+                if invocation is not None and entry.status is LedgerStatus.IN_FLIGHT:
+                    return self.durable.start(run, entry, invocation)
                 return self.mutations.settle(run, entry)
         assert run.prepare_result is not None
         prepared = run.prepare_result.model_dump(mode="json", by_alias=True)
@@ -503,15 +615,24 @@ class Runtime:
         mutation = self._execute(run, loaded, host, prepared=prepared)
         if not isinstance(mutation, MutationRequested):
             return self.store.advance_phase(run.id, RunPhase.EMITTING)
+        declared = self.connectors.operation(mutation.connector, mutation.operation)
         check_frozen(
             loaded.manifest.connectors,
             mutation.connector,
             mutation.operation,
-            self.connectors.operation(mutation.connector, mutation.operation),
+            declared,
             workflow=run.workflow,
             version=run.workflow_version,
         )
+        if declared.kind is OperationKind.DURABLE:
+            return self.durable.perform(run, mutation, list(loaded.record.grants), declared)
         return self.mutations.perform(run, mutation, list(loaded.record.grants))
+
+    def _invocation(self, run: RunRecord) -> Invocation | None:
+        """The run's durable invocation, if the store keeps them and it has one."""
+        if not isinstance(self.store, SupportsDurable):
+            return None
+        return self.store.invocation_for_run(run.id)
 
     def _next(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
         self._steps[run.id] = RunPhase.EMITTING

@@ -19,7 +19,12 @@ from pydantic import JsonValue, ValidationError
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.contract.permissions import require_permission
-from keep_sdk.contract.phases import TOPIC_OPERATIONS, allowed_phases, where_allowed
+from keep_sdk.contract.phases import (
+    MUTATING_KINDS,
+    TOPIC_OPERATIONS,
+    allowed_phases,
+    where_allowed,
+)
 from keep_sdk.errors import InvalidArguments, PhaseViolation
 from keep_sdk.model import (
     Event,
@@ -94,7 +99,7 @@ class PhaseHost:
             workflow=self.workflow,
             version=self.version,
         )
-        if declared.kind is OperationKind.MUTATION:
+        if declared.kind in MUTATING_KINDS:
             raise PhaseViolation(
                 f"ctx.{name} is a mutation; the host performs it only as the last step "
                 "of mutate, never as a call that returns",

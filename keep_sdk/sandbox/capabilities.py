@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from keep_sdk.contract.manifest import Manifest, OperationManifest
 from keep_sdk.contract.phases import (
+    MUTATING_KINDS,
     TOPIC_OPERATIONS,
     allowed_kinds,
     allowed_topic_operations,
@@ -26,6 +27,7 @@ _KIND_WORDS = {
     OperationKind.READ: "a connector read",
     OperationKind.READ_BY_ID: "a connector read-by-id",
     OperationKind.MUTATION: "a connector mutation",
+    OperationKind.DURABLE: "a connector durable operation",
 }
 
 
@@ -70,7 +72,7 @@ class Capabilities:
     def is_mutation(self, name: str) -> bool:
         """Whether `name` is a connector mutation."""
         op = self.operations.get(name)
-        return op is not None and op.kind is OperationKind.MUTATION
+        return op is not None and op.kind in MUTATING_KINDS
 
     def check(self, name: str) -> OperationManifest | None:
         """The operation `name` refers to (None for a topic op), if this phase allows it.

@@ -27,11 +27,19 @@ from collections.abc import Hashable
 
 from croniter import croniter
 
+from keep_sdk.contract.durable import Invocation
 from keep_sdk.contract.workflow import CronSchedule, WorkflowManifest
 from keep_sdk.model import Event, EventStatus, HandlerKind, LedgerStatus, RunRecord, RunStatus
 from keep_sdk.runtime import next_run_at
 from keep_sdk.scheduler._tasks import Task, TaskKind
-from keep_sdk.stores import ConsumerWake, HandlerRecord, Store, WakeReason, WorkflowRecord
+from keep_sdk.stores import (
+    ConsumerWake,
+    HandlerRecord,
+    Store,
+    SupportsDurable,
+    WakeReason,
+    WorkflowRecord,
+)
 
 __all__ = [
     "Planner",
@@ -163,6 +171,9 @@ class Planner:
         tasks += self._waiting_runs(now, unfinished, runnable, blocked)
         tasks += self._failed_runs(workflows, unfinished, runnable, blocked)
         tasks += self._reconciliations(now, runnable)
+        tasks += self._deliveries(runnable)
+        tasks += self._polls(now, runnable)
+        tasks += self._timeouts(now, runnable)
         tasks += self._consumers(now, runnable, blocked)
         tasks += self._producers(now, runnable, blocked, postponed)
         unique: dict[tuple[str, str | None, TaskKind, str | None], Task] = {}
@@ -188,6 +199,9 @@ class Planner:
         for entry in self.store.list_ledger(status=LedgerStatus.NEEDS_RECONCILE):
             if entry.next_reconcile_at is not None:
                 times.append(entry.next_reconcile_at)
+        if isinstance(self.store, SupportsDurable):
+            upcoming = self.store.due_polls(now + dt.timedelta(days=1), limit=1)
+            times += [i.next_poll_at for i in upcoming if i.next_poll_at is not None]
         future = [t for t in times if t > now]
         return min(future, default=None)
 
@@ -273,6 +287,66 @@ class Planner:
             )
             for entry in self.store.due_reconciliations(now)
             if entry.workflow in runnable
+        ]
+
+    def _deliveries(self, runnable: set[str]) -> list[Task]:
+        if not isinstance(self.store, SupportsDurable):
+            return []
+        invocations: dict[str, Invocation] = {}
+        tasks = []
+        for notification in self.store.deliverable_notifications():
+            if notification.workflow not in runnable:
+                continue
+            invocation = invocations.get(notification.invocation_id)
+            if invocation is None:
+                invocation = self.store.get_invocation(notification.invocation_id)
+                invocations[invocation.id] = invocation
+            tasks.append(
+                Task(
+                    kind=TaskKind.DELIVER,
+                    workflow=notification.workflow,
+                    handler=invocation.handler,
+                    run_id=invocation.run_id,
+                    notification_id=notification.id,
+                    due_at=notification.received_at,
+                    reason=f"the result of ctx.{invocation.connector}.{invocation.operation} "
+                    "arrived",
+                )
+            )
+        return tasks
+
+    def _polls(self, now: dt.datetime, runnable: set[str]) -> list[Task]:
+        if not isinstance(self.store, SupportsDurable):
+            return []
+        return [
+            Task(
+                kind=TaskKind.POLL,
+                workflow=invocation.workflow,
+                handler=invocation.handler,
+                run_id=invocation.run_id,
+                invocation_id=invocation.id,
+                due_at=invocation.next_poll_at or now,
+                reason=f"ctx.{invocation.connector}.{invocation.operation} is due for a poll",
+            )
+            for invocation in self.store.due_polls(now)
+            if invocation.workflow in runnable
+        ]
+
+    def _timeouts(self, now: dt.datetime, runnable: set[str]) -> list[Task]:
+        if not isinstance(self.store, SupportsDurable):
+            return []
+        return [
+            Task(
+                kind=TaskKind.TIMEOUT,
+                workflow=invocation.workflow,
+                handler=invocation.handler,
+                run_id=invocation.run_id,
+                invocation_id=invocation.id,
+                due_at=invocation.timeout_at or now,
+                reason=f"ctx.{invocation.connector}.{invocation.operation} got no result in time",
+            )
+            for invocation in self.store.expired_invocations(now)
+            if invocation.workflow in runnable
         ]
 
     # Triggers

@@ -12,6 +12,7 @@ import datetime as dt
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 
@@ -31,6 +32,9 @@ __all__ = [
 DEFAULT_LEASE_TTL_S = 30.0
 """How long a worker's claim on a workflow lasts without a heartbeat."""
 
+
+_WAKE_SLICE_S = 0.5
+"""How long one wait for an inbox wake lasts before `stop` is checked again."""
 
 _MAX_ERROR_WAIT_S = 30.0
 """The longest a worker waits after an error before it tries again."""
@@ -151,13 +155,29 @@ class Scheduler:
                         if on_activity is not None:
                             on_activity(activity)
                         continue
-                    stop.wait(pause)
+                    self._idle(stop, pause)
         finally:
             self.leases.release_all()
 
     def close(self) -> None:
         """Release every lease this worker holds."""
         self.leases.release_all()
+
+    def _idle(self, stop: threading.Event, pause: float) -> None:
+        """Sleep `pause` seconds, or less: a store that can be woken (PostgreSQL ``LISTEN``
+        on the durable inbox) ends the sleep when a notification arrives."""
+        waiter = getattr(self.store, "wait_for_inbox", None)
+        deadline = time.monotonic() + pause
+        while callable(waiter) and not stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            woken = waiter(min(left, _WAKE_SLICE_S))
+            if woken is None:
+                break
+            if woken:
+                return
+        stop.wait(max(0.0, deadline - time.monotonic()))
 
     def _sleep_s(self, poll_s: float) -> float:
         upcoming = self.next_due()
@@ -176,6 +196,18 @@ class Scheduler:
                 assert task.ledger_id is not None
                 ledger = runtime.reconcile(task.ledger_id)
                 runs = [self.store.get_run(ledger.run_id)]
+            case TaskKind.DELIVER:
+                assert task.notification_id is not None
+                delivered = runtime.deliver(task.notification_id)
+                runs = [delivered] if delivered is not None else []
+            case TaskKind.POLL:
+                assert task.invocation_id is not None
+                polled = runtime.poll(task.invocation_id, owner=self.worker)
+                runs = [polled] if polled is not None else []
+            case TaskKind.TIMEOUT:
+                assert task.invocation_id is not None
+                timed_out = runtime.time_out(task.invocation_id)
+                runs = [timed_out] if timed_out is not None else []
             case TaskKind.RESUME:
                 assert task.run_id is not None
                 runs = [runtime.resume(task.run_id)]

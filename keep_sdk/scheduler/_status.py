@@ -25,7 +25,7 @@ from keep_sdk.model import (
 )
 from keep_sdk.runtime import ledger_decision
 from keep_sdk.scheduler._planner import is_superseded
-from keep_sdk.stores import DEFAULT_STORE_URL, Store
+from keep_sdk.stores import DEFAULT_STORE_URL, Store, SupportsDurable
 
 __all__ = [
     "Input",
@@ -266,6 +266,24 @@ def _waiting(
                         run_id=run.id,
                     )
                 )
+            case RunStatus.PAUSED_WAITING:
+                waiting.append(_parked(store, run, subject, suffix))
+            case RunStatus.PAUSED_TIMEOUT:
+                waiting.append(
+                    Waiting(
+                        subject=subject,
+                        why=f"timed out: {run.error}",
+                        needs_person=True,
+                        commands=[
+                            f"keep wait {run.id} --extend P7D{suffix}",
+                            f"keep wait {run.id} --start-again{suffix}",
+                            f"keep wait {run.id} --supply JSON{suffix}",
+                            f"keep wait {run.id} --skip{suffix}",
+                            f"keep cancel {run.id}{suffix}",
+                        ],
+                        run_id=run.id,
+                    )
+                )
             case RunStatus.PAUSED_TRANSIENT:
                 when = f" at {run.resume_at:%Y-%m-%d %H:%M:%S} UTC" if run.resume_at else ""
                 waiting.append(
@@ -294,6 +312,35 @@ def _waiting(
             case _:
                 pass
     return waiting
+
+
+def _parked(store: Store, run: RunRecord, subject: str, suffix: str) -> Waiting:
+    """A parked run: what it waits for, until when, and how to deliver the result."""
+    invocation = store.invocation_for_run(run.id) if isinstance(store, SupportsDurable) else None
+    if invocation is None:
+        return Waiting(
+            subject=subject,
+            why="waits for its durable operation",
+            needs_person=False,
+            run_id=run.id,
+        )
+    until = (
+        f" until {invocation.timeout_at:%Y-%m-%d %H:%M:%S} UTC"
+        if invocation.timeout_at is not None
+        else ""
+    )
+    how = "polled" if invocation.polling else "notified"
+    return Waiting(
+        subject=subject,
+        why=f"waits for ctx.{invocation.connector}.{invocation.operation} to be {how}{until} "
+        f"(correlation key {invocation.correlation_key})",
+        needs_person=False,
+        commands=[
+            f"keep notify {invocation.correlation_key} --result JSON{suffix}",
+            f"keep cancel {run.id}{suffix}",
+        ],
+        run_id=run.id,
+    )
 
 
 def _resolutions(entry: LedgerEntry | None, reconcilable: Reconcilable) -> list[str]:

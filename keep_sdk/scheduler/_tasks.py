@@ -27,6 +27,12 @@ class TaskKind(StrEnum):
     """Active runs of a workflow nobody holds a lease on: their host stopped (restart recovery)."""
     RECONCILE = "reconcile"
     """A ``needs_reconcile`` mutation whose next attempt is due."""
+    DELIVER = "deliver"
+    """A notification arrived for a parked run (``paused:waiting``): complete it, run ``next``."""
+    TIMEOUT = "timeout"
+    """A parked durable operation's deadline passed: time it out and tell a person."""
+    POLL = "poll"
+    """A polled durable operation whose next poll (``next_poll_at``) is due."""
     RESUME = "resume"
     """A ``paused:transient`` run whose backoff (``resume_at``) has run out."""
     RETRY = "retry"
@@ -37,7 +43,13 @@ class TaskKind(StrEnum):
     """A producer whose schedule is due."""
 
 
-_CONSUMER_SIDE = (TaskKind.RECONCILE, TaskKind.RESUME, TaskKind.RETRY, TaskKind.CONSUMER)
+_CONSUMER_SIDE = (
+    TaskKind.RECONCILE,
+    TaskKind.DELIVER,
+    TaskKind.RESUME,
+    TaskKind.RETRY,
+    TaskKind.CONSUMER,
+)
 
 
 class Task(BaseModel):
@@ -60,6 +72,8 @@ class Task(BaseModel):
     handler: str | None = None
     run_id: str | None = None
     ledger_id: str | None = None
+    notification_id: str | None = None
+    invocation_id: str | None = None
     due_at: UtcDatetime
     reason: str = Field(description="Why the task is due, in a person's words.")
     producer_side: bool = Field(
@@ -117,6 +131,8 @@ class Activity(BaseModel):
             TaskKind.RESUME: "resumed: ",
             TaskKind.RETRY: "retried: ",
             TaskKind.RECONCILE: "after checking: ",
+            TaskKind.DELIVER: "result arrived: ",
+            TaskKind.POLL: "polled: ",
         }.get(task.kind, "")
         return f"{who}: {prefix}{_outcome(run)}"
 

@@ -20,6 +20,7 @@ from keep_sdk.stores._changes import (
     SupportsChangeListeners,
 )
 from keep_sdk.stores._commit import TransactionalStore
+from keep_sdk.stores._durable import DurableRows, PersonSettlement, SupportsDurable
 from keep_sdk.stores._models import (
     UNCHANGED,
     AuditEntry,
@@ -62,6 +63,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "Clock",
     "ConsumerWake",
     "DEFAULT_STORE_URL",
+    "DurableRows",
     "FaultHook",
     "FaultPoint",
     "HandlerRecord",
@@ -69,6 +71,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "Lease",
     "LedgerChange",
     "MemoryStore",
+    "PersonSettlement",
     "Publication",
     "PublishOutcome",
     "PublishResult",
@@ -80,6 +83,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "StoreChange",
     "SupportsBulkLoad",
     "SupportsChangeListeners",
+    "SupportsDurable",
     "SupportsFaultInjection",
     "SupportsPages",
     "SupportsPeekCost",

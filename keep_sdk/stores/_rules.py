@@ -71,7 +71,13 @@ __all__ = [
 ]
 
 PAUSED_STATUSES = frozenset(
-    {RunStatus.PAUSED_TRANSIENT, RunStatus.PAUSED_APPROVAL, RunStatus.PAUSED_RECONCILIATION}
+    {
+        RunStatus.PAUSED_TRANSIENT,
+        RunStatus.PAUSED_APPROVAL,
+        RunStatus.PAUSED_RECONCILIATION,
+        RunStatus.PAUSED_WAITING,
+        RunStatus.PAUSED_TIMEOUT,
+    }
 )
 FINISHED_STATUSES = frozenset(
     {RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED, RunStatus.COMMITTED}

@@ -34,3 +34,6 @@ class FaultPoint(StrEnum):
     COMMIT_PRODUCER_PUBLISH = "commit_producer_run.publish"
     LEDGER_ENTRY = "ledger.entry"
     RESOLVE_ENTRY = "resolve_mutation.entry"
+    DURABLE_INTENT = "record_durable_intent.invocation"
+    DURABLE_ANSWER = "record_start_answer.run"
+    APPLY_NOTIFICATION = "apply_notification.run"

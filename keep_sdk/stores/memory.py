@@ -22,6 +22,7 @@ from keep_sdk.model import Event, EventStatus, LedgerEntry, RunRecord, RunStatus
 from keep_sdk.stores import _rules as rules
 from keep_sdk.stores._commit import TransactionalStore
 from keep_sdk.stores._commit.work import require_workflow
+from keep_sdk.stores._memory_durable import DurableTables, MemoryDurableRows
 from keep_sdk.stores._models import (
     AuditEntry,
     HandlerRecord,
@@ -57,6 +58,7 @@ class _Tables:
         self.reserved: dict[str, dict[str, None]] = {}
         self.active: dict[str, str] = {}
         self.ledger_by_run: dict[str, str] = {}
+        self.durable = DurableTables()
 
     def set_event(self, event_id: str, event: Event | None) -> None:
         """Store `event` under `event_id` (None removes it), keeping the lookups in step."""
@@ -121,11 +123,12 @@ class _Tables:
         self.ledger[ledger_id] = entry
 
 
-class _MemoryTransaction(Transaction):
+class _MemoryTransaction(MemoryDurableRows, Transaction):
     """Reads and writes `_Tables`, logging how to undo each write."""
 
     def __init__(self, tables: _Tables) -> None:
         self._t = tables
+        self._durable = tables.durable
         self._undo: list[Callable[[], object]] = []
 
     def rollback(self) -> None:

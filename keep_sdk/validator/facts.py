@@ -15,6 +15,7 @@ from typing import Literal
 import tree_sitter
 
 from keep_sdk.contract.manifest import Manifest
+from keep_sdk.contract.phases import MUTATING_KINDS
 from keep_sdk.contract.workflow import ConsumerManifest, WorkflowManifest
 from keep_sdk.model import HandlerKind, HandlerPhase, HostPolicy, OperationKind
 from keep_sdk.validator.source import SourceText
@@ -95,7 +96,7 @@ class CapabilityCall:
     @property
     def is_mutation(self) -> bool:
         """True for a connector mutation."""
-        return self.kind is OperationKind.MUTATION
+        return self.kind in MUTATING_KINDS
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -34,7 +34,9 @@ def test_connectors_json_is_the_manifest() -> None:
     manifest = json.loads(out)
     names = {c["name"]: [op["name"] for op in c["operations"]] for c in manifest["connectors"]}
     assert names == {
+        "approvals": ["request"],
         "gmail": ["getById", "search", "send"],
+        "jobs": ["submit"],
         "sheets": ["appendRow", "getRow", "listRows", "updateRow"],
         "slack": ["postMessage"],
     }
@@ -53,7 +55,10 @@ def test_connectors_markdown_gives_kind_permission_and_schema() -> None:
     ("args", "message"),
     [
         (["connectors", "--format", "xml"], "'xml' is not one of"),
-        (["connectors", "gmial"], "there is no connector 'gmial'; registered connectors: gmail"),
+        (
+            ["connectors", "gmial"],
+            "there is no connector 'gmial'; registered connectors: approvals, gmail",
+        ),
         (["connectors", "gmail.sned"], "has no operation 'sned'; it offers: getById, search, send"),
         (["connectors", "--colour"], "No such option '--colour'"),
         (["schema", "Nope"], "no model named 'Nope'"),

@@ -34,7 +34,7 @@ def _plugin_with(connector: type[Connector]) -> object:
 def test_builtins_are_plugins_and_every_hookimpl_has_a_spec() -> None:
     plugins = KeepPlugins(load_entry_points=False)
     plugins.pm.check_pending()
-    assert list(plugins.connectors()) == ["gmail", "sheets", "slack"]
+    assert list(plugins.connectors()) == ["approvals", "gmail", "jobs", "sheets", "slack"]
 
 
 def test_a_registered_plugin_adds_a_connector() -> None:

@@ -12,6 +12,7 @@ from keep_sdk.stores import MemoryStore, Store
 
 class TestMemoryStore(StoreConformance):
     supports_fault_injection = True
+    supports_durable = True
 
     @pytest.fixture
     def store(self, clock: ManualClock) -> Iterator[MemoryStore]:

@@ -15,6 +15,7 @@ class TestSqliteStore(StoreConformance):
     supports_processes = True
     supports_reopen = True
     supports_fault_injection = True
+    supports_durable = True
 
     @pytest.fixture
     def store_url(self, tmp_path: Path) -> str:
@@ -39,6 +40,7 @@ class TestPostgresStore(StoreConformance):
     supports_processes = True
     supports_reopen = True
     supports_fault_injection = True
+    supports_durable = True
 
     @pytest.fixture
     def store_url(self, postgres_url: str) -> str:

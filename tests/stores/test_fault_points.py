@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from keep_sdk.contract.durable import Pending
 from keep_sdk.model import HandlerKind, PrepareResult, Reservation, RunPhase, RunStatus
 from keep_sdk.stores import (
     FaultPoint,
@@ -79,5 +80,21 @@ def test_every_fault_point_is_reached(store: TransactionalStore) -> None:
         publishes=[Publication(topic="in", message_id="d", title="d")],
         next_run_at=dt.datetime(2030, 1, 1, tzinfo=dt.UTC),
     )
+    store.publish("wf", Publication(topic="in", message_id="e", title="e"))
+    parked = _prepared(store, "e")
+    store.advance_phase(parked, RunPhase.MUTATING)
+    _, invocation = store.record_durable_intent(
+        parked,
+        connector="approvals",
+        operation="request",
+        params={},
+        idempotency_key=parked,
+        invocation_id="inv-" + "1" * 40,
+        correlation_key="kc-" + "1" * 40,
+        timeout_at=None,
+    )
+    store.record_start_answer(invocation.id, Pending())
+    notification = store.receive_notification(invocation.correlation_key, {}, source="test")
+    store.apply_notification(notification.id)
     assert set(reached) == set(FaultPoint)
     assert all(isinstance(point, FaultPoint) for point in reached)

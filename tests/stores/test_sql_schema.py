@@ -218,6 +218,7 @@ def test_a_database_written_by_schema_version_1_opens_and_upgrades(tmp_path: Pat
             assert {"ix_runs_status", "ix_runs_handler", "ix_runs_retry_of"} <= indexes
             indexes = {i["name"] for i in inspector.get_indexes("keep_events")}
             assert {"ix_events_workflow_seq", "ix_events_created_by"} <= indexes
+            assert store.list_invocations() == []
         (paused,) = store.list_runs(workflow="mail")
         assert paused.status is RunStatus.PAUSED_APPROVAL
         assert (paused.transient_failures, paused.waiting_permission) == (1, "sheets.write")

@@ -85,7 +85,20 @@ class Crash(_Model):
         return self
 
 
-RunSelector = Literal["escalated", "approval", "failed", "transient", "latest"]
+RunSelector = Literal[
+    "escalated", "approval", "failed", "transient", "waiting", "timeout", "latest"
+]
+
+
+class NotifyStep(_Model):
+    """Deliver `result` for the durable operation of the selected run (default: the oldest
+    run that waits), `times` times (a repeat is recorded as a duplicate); `outcome` is
+    what the last delivery must be recorded as."""
+
+    result: JsonValue = None
+    run: Literal["waiting", "timeout", "latest", "first"] = "waiting"
+    times: int = Field(default=1, ge=1)
+    outcome: Literal["pending", "applied", "duplicate", "ignored"] | None = None
 
 
 class Act(_Model):
@@ -98,13 +111,27 @@ class Act(_Model):
     """
 
     action: Literal[
-        "skip_event", "try_again", "didnt_happen", "skip", "retry", "grant", "pause", "resume"
+        "skip_event",
+        "try_again",
+        "didnt_happen",
+        "skip",
+        "retry",
+        "grant",
+        "pause",
+        "resume",
+        "cancel",
+        "extend",
+        "start_again",
+        "supply",
+        "skip_wait",
     ]
     run: RunSelector = "escalated"
     topic: str | None = None
     message_id: str | None = Field(default=None, alias="messageId")
     permission: str | None = None
     error: str | None = None
+    result: JsonValue = Field(default=None, description="The result a person supplies.")
+    seconds: float = Field(default=86_400.0, gt=0, description="How much longer to wait.")
 
 
 class Expectation(_Model):
@@ -154,6 +181,7 @@ class Step(_Model):
     restart: bool | None = Field(default=None, description="Start a new host (no crash).")
     act: Act | None = None
     deploy: str | None = Field(default=None, description="Deploy this script as a new version.")
+    notify: NotifyStep | None = None
     expect: Expectation | None = None
 
     @model_validator(mode="after")
@@ -162,7 +190,7 @@ class Step(_Model):
         if len(given) != 1:
             raise ValueError(
                 f"a step has exactly one of publish, fault, seed, run, advance, wait, crash, "
-                f"restart, act, deploy, expect; this one has: {', '.join(given) or 'none'}"
+                f"restart, act, deploy, notify, expect; this one has: {', '.join(given) or 'none'}"
             )
         return self
 

@@ -23,10 +23,17 @@ from typing import Any
 import yaml
 from pydantic import JsonValue, ValidationError
 
-from keep_sdk.conformance.scenarios._model import Act, Crash, Expectation, Scenario, Step
+from keep_sdk.conformance.scenarios._model import (
+    Act,
+    Crash,
+    Expectation,
+    NotifyStep,
+    Scenario,
+    Step,
+)
 from keep_sdk.conformance.support import ManualClock
 from keep_sdk.connectors import ConnectorSet
-from keep_sdk.connectors.builtin import Gmail, ServiceDouble, Sheets, Slack
+from keep_sdk.connectors.builtin import Approvals, Gmail, Jobs, ServiceDouble, Sheets, Slack
 from keep_sdk.contract.observations import Escalated
 from keep_sdk.errors import ConfigurationError, KeepError
 from keep_sdk.model import (
@@ -41,7 +48,13 @@ from keep_sdk.model import (
 from keep_sdk.plugins import KeepPlugins, Observation
 from keep_sdk.runtime import PersonActions, Runtime
 from keep_sdk.scheduler import Scheduler
-from keep_sdk.stores import Publication, Store, SupportsFaultInjection, open_store
+from keep_sdk.stores import (
+    Publication,
+    Store,
+    SupportsDurable,
+    SupportsFaultInjection,
+    open_store,
+)
 
 __all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
     "ALL_GRANTS",
@@ -58,7 +71,15 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
 SCENARIO_START = dt.datetime(2026, 11, 22, 9, 0, tzinfo=dt.UTC)
 """The manual clock's start: 09:00 UTC on a Sunday."""
 
-ALL_GRANTS = ("gmail.read", "gmail.send", "sheets.read", "sheets.write", "slack.write")
+ALL_GRANTS = (
+    "approvals.request",
+    "gmail.read",
+    "gmail.send",
+    "jobs.submit",
+    "sheets.read",
+    "sheets.write",
+    "slack.write",
+)
 """The grants a scenario gets when it lists none."""
 
 RuntimeFactory = Callable[..., Runtime]
@@ -167,6 +188,8 @@ class _World:
         self.clock = ManualClock(SCENARIO_START)
         self.store: Store = open_store(store_url, clock=self.clock)
         self.doubles: dict[str, ServiceDouble] = {
+            "approvals": Approvals(clock=self.clock),
+            "jobs": Jobs(clock=self.clock),
             "gmail": Gmail(clock=self.clock),
             "sheets": Sheets(clock=self.clock),
             "slack": Slack(clock=self.clock),
@@ -300,8 +323,30 @@ def _step(world: _World, step: Step, number: int, result: ScenarioResult) -> Non
     elif step.deploy is not None:
         version = world.runtime.deploy(step.deploy)
         result.trace.append(f"{where}: deployed version {version}")
+    elif step.notify is not None:
+        _notify(world, step.notify, where, result)
     elif step.expect is not None:
         _check(world, step.expect, where, result)
+
+
+def _notify(world: _World, step: NotifyStep, where: str, result: ScenarioResult) -> None:
+    store = world.store
+    if not isinstance(store, SupportsDurable):
+        raise ConfigurationError(f"scenario {world.scenario.name}: the store keeps no invocations")
+    runs = store.list_runs(workflow=world.workflow)
+    if step.run in ("waiting", "timeout"):
+        status = RunStatus.PAUSED_WAITING if step.run == "waiting" else RunStatus.PAUSED_TIMEOUT
+        runs = [r for r in runs if r.status is status]
+    invocations = [i for r in runs if (i := store.invocation_for_run(r.id)) is not None]
+    if not invocations:
+        raise ConfigurationError(f"{where}: no {step.run} run with a durable operation")
+    invocation = invocations[-1] if step.run == "latest" else invocations[0]
+    for _ in range(step.times):
+        receipt = world.runtime.notify(invocation.correlation_key, step.result, source="scenario")
+        outcome = receipt.notification.outcome.value
+        result.trace.append(f"{where}: notified {invocation.correlation_key}: {outcome}")
+    if step.outcome is not None and outcome != step.outcome:
+        result.mismatches.append(f"{where}: the notification was {outcome}, not {step.outcome}")
 
 
 def _run(world: _World, where: str, result: ScenarioResult) -> None:
@@ -331,6 +376,8 @@ def _select(world: _World, selector: str) -> RunRecord:
         "escalated": (RunStatus.PAUSED_RECONCILIATION,),
         "approval": (RunStatus.PAUSED_APPROVAL,),
         "transient": (RunStatus.PAUSED_TRANSIENT,),
+        "waiting": (RunStatus.PAUSED_WAITING,),
+        "timeout": (RunStatus.PAUSED_TIMEOUT,),
         "failed": (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED),
     }.get(selector)
     chosen = [r for r in runs if wanted is None or r.status in wanted]
@@ -363,6 +410,17 @@ def _act(world: _World, act: Act, where: str, result: ScenarioResult) -> None:
                 actions.pause(world.workflow, actor="person")
             case "resume":
                 actions.resume(world.workflow, actor="person")
+            case "cancel":
+                actions.cancel(_select(world, act.run).id, actor="person")
+            case "extend":
+                until = world.clock() + dt.timedelta(seconds=act.seconds)
+                actions.extend(_select(world, act.run).id, until=until, actor="person")
+            case "start_again":
+                actions.start_again(_select(world, act.run).id, actor="person")
+            case "supply":
+                actions.supply_result(_select(world, act.run).id, act.result, actor="person")
+            case "skip_wait":
+                actions.skip_wait(_select(world, act.run).id, actor="person")
     except KeepError as exc:
         if act.error is None:
             result.mismatches.append(f"{where}: {act.action} was refused: {exc}")

@@ -2,7 +2,7 @@
 
 Each mixin covers one area and can be used alone; `StoreConformance` is all of
 them. Capabilities (`supports_processes`, `supports_reopen`,
-`supports_fault_injection`, `supports_threads`) are class attributes with
+`supports_fault_injection`, `supports_threads`, `supports_durable`) are class attributes with
 conservative defaults; a test needing one the class does not declare is skipped
 with the capability's name.
 """
@@ -17,6 +17,7 @@ from keep_sdk.conformance.stores.backlog import BacklogTests
 from keep_sdk.conformance.stores.base import StoreTestBase
 from keep_sdk.conformance.stores.changes import ChangeTests
 from keep_sdk.conformance.stores.commits import CommitTests
+from keep_sdk.conformance.stores.durable import DurableTests
 from keep_sdk.conformance.stores.leases import LeaseTests
 from keep_sdk.conformance.stores.ledger import LedgerTests
 from keep_sdk.conformance.stores.pages import PageTests
@@ -30,6 +31,7 @@ __all__ = [
     "BacklogTests",
     "ChangeTests",
     "CommitTests",
+    "DurableTests",
     "FaultInjector",
     "InjectedFault",
     "LeaseTests",
@@ -59,5 +61,6 @@ class StoreConformance(
     RunFactTests,
     ChangeTests,
     PageTests,
+    DurableTests,
 ):
     """Every store test. Subclass it as ``Test<YourStore>`` and override `store`."""

@@ -1,13 +1,16 @@
-"""Built-in connectors: in-memory doubles of gmail, sheets and slack.
+"""Built-in connectors: in-memory doubles of gmail, sheets, slack, and the durable
+approvals and jobs.
 
 The built-in plugin (`keep_sdk.plugins.builtin`) registers them.
 """
 
 from __future__ import annotations
 
+from keep_sdk.connectors.builtin.approvals import Approvals
 from keep_sdk.connectors.builtin.double import ServiceDouble
 from keep_sdk.connectors.builtin.faults import Fault, FaultKind, FaultPlan
 from keep_sdk.connectors.builtin.gmail import Gmail
+from keep_sdk.connectors.builtin.jobs import Jobs
 from keep_sdk.connectors.builtin.seeding import SEED_FAULT_KINDS, SEED_SHAPES, SeedFault
 from keep_sdk.connectors.builtin.sheets import Sheets
 from keep_sdk.connectors.builtin.slack import Slack
@@ -16,14 +19,16 @@ __all__ = [
     "BUILTIN_CONNECTORS",
     "SEED_FAULT_KINDS",
     "SEED_SHAPES",
+    "Approvals",
     "Fault",
     "FaultKind",
     "FaultPlan",
     "Gmail",
+    "Jobs",
     "SeedFault",
     "ServiceDouble",
     "Sheets",
     "Slack",
 ]
 
-BUILTIN_CONNECTORS: tuple[type[ServiceDouble], ...] = (Gmail, Sheets, Slack)
+BUILTIN_CONNECTORS: tuple[type[ServiceDouble], ...] = (Approvals, Gmail, Jobs, Sheets, Slack)

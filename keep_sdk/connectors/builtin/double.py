@@ -130,6 +130,39 @@ class ServiceDouble(Connector):
             os.kill(os.getpid(), signal.SIGKILL)
         return result
 
+    def _start_once(
+        self, operation: str, token: str, params: JsonValue, apply: Callable[[Doc], JsonValue]
+    ) -> tuple[JsonValue, bool]:
+        """Start external work once per `token` (a durable operation's idempotency token).
+
+        Returns ``(result, new)``: a repeated start with the same token finds the
+        effect of the first and applies nothing (``new`` False). Faults fire as
+        for `_mutate`; a crash after the effect leaves the work started.
+        """
+        fault = self.faults.take(operation)
+        self._before_effect(operation, fault, is_mutation=True)
+        with self._state() as state:
+            for effect in state["effects"]:
+                if effect["operation"] == operation and effect["idempotencyKey"] == token:
+                    return effect["result"], False
+            result = apply(state)
+            state["effects"].append(
+                {
+                    "operation": operation,
+                    "idempotencyKey": token,
+                    "params": params,
+                    "result": result,
+                    "at": self.clock().isoformat(),
+                }
+            )
+        if fault is not None and fault.kind is FaultKind.TIMEOUT_AFTER_EFFECT:
+            raise UncertainOutcome(
+                f"{self.name}.{operation} timed out after the request was sent; it may have started"
+            )
+        if fault is not None and fault.kind is FaultKind.CRASH_AFTER_EFFECT:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result, True
+
     def _reconcile_by_key(self, operation: str, key: str) -> ReconcileOutcome:
         lookup = f"reconcile:{operation}"
         self._before_effect(lookup, self.faults.take(lookup), is_mutation=False)

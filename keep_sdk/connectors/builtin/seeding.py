@@ -71,8 +71,19 @@ class _SlackSeed(_Shape):
     channels: dict[str, list[_ChatMessage]] = Field(default_factory=dict)
 
 
+class _ApprovalsSeed(_Shape):
+    blocked: list[_Text] = Field(default_factory=list)
+
+
+class _JobsSeed(_Shape):
+    pending_polls: int = Field(default=2, ge=0, alias="pendingPolls")
+    failing: list[_Text] = Field(default_factory=list)
+
+
 SEED_SHAPES: dict[str, type[BaseModel]] = {
+    "approvals": _ApprovalsSeed,
     "gmail": _GmailSeed,
+    "jobs": _JobsSeed,
     "sheets": _SheetsSeed,
     "slack": _SlackSeed,
 }

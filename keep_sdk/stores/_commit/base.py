@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from keep_sdk.stores._commit.events import EventPoints
+from keep_sdk.stores._commit.invocations import DurablePoints
 from keep_sdk.stores._commit.leases import LeasePoints
 from keep_sdk.stores._commit.ledger import LedgerPoints
 from keep_sdk.stores._commit.queries import Queries
@@ -13,7 +14,7 @@ __all__ = ["TransactionalStore"]
 
 
 class TransactionalStore(
-    WorkflowPoints, EventPoints, RunPoints, LedgerPoints, LeasePoints, Queries
+    WorkflowPoints, EventPoints, RunPoints, LedgerPoints, LeasePoints, DurablePoints, Queries
 ):
     """A complete `Store` for a backend that implements `transaction()` and `close()`.
 

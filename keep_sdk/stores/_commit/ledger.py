@@ -7,14 +7,14 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from keep_sdk.model import LedgerEntry, LedgerStatus, RunPhase
+from keep_sdk.model import LedgerEntry, LedgerStatus, RunPhase, RunRecord
 from keep_sdk.stores import _rules as rules
 from keep_sdk.stores._commit.core import StoreCore
-from keep_sdk.stores._commit.work import require_entry, require_run
+from keep_sdk.stores._commit.work import Work, require_entry, require_run
 from keep_sdk.stores._models import Resolution
 from keep_sdk.stores.faults import FaultPoint
 
-__all__ = ["LedgerPoints"]
+__all__ = ["LedgerPoints", "enter_mutating"]
 
 _SETTLING = (LedgerStatus.IN_FLIGHT, LedgerStatus.NEEDS_RECONCILE)
 
@@ -34,10 +34,7 @@ class LedgerPoints(StoreCore):
     ) -> LedgerEntry:
         with self._commit() as w:
             run = require_run(w.tx, run_id)
-            rules.check_intent(run, w.tx.ledger_entry_for_run(run.id))
-            if run.phase is RunPhase.PREPARED:
-                mutating = {"phase": RunPhase.MUTATING, "updated_at": w.now}
-                w.update_run(run, run.model_copy(update=mutating))
+            enter_mutating(w, run)
             return w.insert_entry(
                 LedgerEntry(
                     id=rules.new_id("mut"),
@@ -134,3 +131,14 @@ class LedgerPoints(StoreCore):
                 detail={"run": run.id, "detail": detail},
             )
             return updated
+
+
+def enter_mutating(w: Work, run: RunRecord) -> RunRecord:
+    """Check that `run` may record its one mutation now, and move it from ``prepared`` to
+    ``mutating`` in the same transaction as the ledger intent that follows."""
+    rules.check_intent(run, w.tx.ledger_entry_for_run(run.id))
+    if run.phase is not RunPhase.PREPARED:
+        return run
+    return w.update_run(
+        run, run.model_copy(update={"phase": RunPhase.MUTATING, "updated_at": w.now})
+    )

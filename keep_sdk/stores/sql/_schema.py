@@ -47,14 +47,17 @@ from keep_sdk.stores.sql._types import JsonText, UtcTimestamp
 __all__ = [
     "SCHEMA_VERSION",
     "UPGRADES",
+    "attempts",
     "audit",
     "ensure_schema",
     "events",
     "grants",
     "handlers",
+    "invocations",
     "leases",
     "ledger",
     "metadata",
+    "notifications",
     "runs",
     "schema_info",
     "subscriptions",
@@ -62,7 +65,7 @@ __all__ = [
     "workflows",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 metadata = MetaData()
 
@@ -273,6 +276,66 @@ leases = Table(
     Column("expires_at", UtcTimestamp, nullable=False),
 )
 
+invocations = Table(
+    "keep_invocations",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("id", _ID, nullable=False, unique=True),
+    Column("run_id", _ID, ForeignKey("keep_runs.id"), nullable=False, unique=True),
+    Column("correlation_key", _ID, nullable=False, unique=True),
+    Column("workflow", _NAME, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("claim_version", Integer, nullable=False),
+    Column("next_poll_at", UtcTimestamp),
+    Column("timeout_at", UtcTimestamp),
+    Column("doc", JsonText, nullable=False),
+)
+Index(
+    "ix_invocations_poll",
+    invocations.c.next_poll_at,
+    sqlite_where=invocations.c.status == "active",
+    postgresql_where=invocations.c.status == "active",
+)
+Index(
+    "ix_invocations_timeout",
+    invocations.c.timeout_at,
+    sqlite_where=invocations.c.status == "active",
+    postgresql_where=invocations.c.status == "active",
+)
+
+notifications = Table(
+    "keep_notifications",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("id", _ID, nullable=False, unique=True),
+    Column("invocation_id", _ID, ForeignKey("keep_invocations.id"), nullable=False),
+    Column("outcome", String(16), nullable=False),
+    Column("doc", JsonText, nullable=False),
+)
+Index("ix_notifications_invocation", notifications.c.invocation_id, notifications.c.seq)
+Index(
+    "ix_notifications_pending",
+    notifications.c.seq,
+    sqlite_where=notifications.c.outcome == "pending",
+    postgresql_where=notifications.c.outcome == "pending",
+)
+Index(
+    "uq_notifications_applied",
+    notifications.c.invocation_id,
+    unique=True,
+    sqlite_where=notifications.c.outcome == "applied",
+    postgresql_where=notifications.c.outcome == "applied",
+)
+
+attempts = Table(
+    "keep_attempts",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("invocation_id", _ID, ForeignKey("keep_invocations.id"), nullable=False),
+    Column("doc", JsonText, nullable=False),
+)
+Index("ix_attempts_invocation", attempts.c.invocation_id, attempts.c.seq)
+
 Upgrade = Callable[[Connection], None]
 
 _TRANSIENT_MARK = "host: transient failure "
@@ -337,10 +400,20 @@ def _add_page_indexes(conn: Connection) -> None:
                 index.create(conn, checkfirst=True)
 
 
+def _add_durable_operations(conn: Connection) -> None:
+    """Version 4 → 5: the durable-operation tables (invocations, notifications, attempts).
+
+    New tables only (each created unless it exists); no existing row changes.
+    """
+    for table in (invocations, notifications, attempts):
+        table.create(conn, checkfirst=True)
+
+
 UPGRADES: dict[int, Upgrade] = {
     1: _add_run_facts,
     2: _add_planning_indexes,
     3: _add_page_indexes,
+    4: _add_durable_operations,
 }
 """Upgrade steps by the version they start from: ``UPGRADES[n]`` takes a database from
 ``n`` to ``n + 1``."""

@@ -28,6 +28,7 @@ from keep_sdk.stores._transaction import Transaction
 from keep_sdk.stores.sql import _rows as rows
 from keep_sdk.stores.sql import _schema as t
 from keep_sdk.stores.sql import _statements as q
+from keep_sdk.stores.sql._durable import SqlDurableRows
 
 __all__ = ["SqlTransaction"]
 
@@ -35,7 +36,7 @@ _HANDLER_SPECS: TypeAdapter[list[HandlerSpec]] = TypeAdapter(list[HandlerSpec])
 _HANDLER_COLUMNS = ("kind", "version", "has_state", "state", "wake_at", "next_run_at", "updated_at")
 
 
-class SqlTransaction(Transaction):
+class SqlTransaction(SqlDurableRows, Transaction):
     """Rows of the ``keep_*`` tables through `conn`, inside its open transaction."""
 
     def __init__(self, conn: Connection, *, dialect: str, write: bool) -> None:

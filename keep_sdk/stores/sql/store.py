@@ -41,6 +41,7 @@ from keep_sdk.stores._transaction import Transaction
 from keep_sdk.stores.sql import _rows as rows
 from keep_sdk.stores.sql import _schema as t
 from keep_sdk.stores.sql import _statements as q
+from keep_sdk.stores.sql._durable import INBOX_CHANNEL
 from keep_sdk.stores.sql._engine import WRITE, create_store_engine
 from keep_sdk.stores.sql._transaction import SqlTransaction
 
@@ -71,6 +72,7 @@ class SqlStore(TransactionalStore):
         self, url: str, *, clock: Clock = utc_now, fault_hook: FaultHook | None = None
     ) -> None:
         super().__init__(clock=clock, fault_hook=fault_hook)
+        self._listener: Any = None
         self.url = url
         self.engine = create_store_engine(url)
         self.dialect = self.engine.dialect.name
@@ -110,9 +112,29 @@ class SqlStore(TransactionalStore):
             ) from exc
 
     def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
         self.engine.dispose()
 
     # Events
+
+    def wait_for_inbox(self, timeout_s: float) -> bool | None:
+        """Block up to `timeout_s` for a new durable notification (PostgreSQL ``LISTEN``);
+        True when one arrived. None on SQLite, which cannot be woken: a worker polls."""
+        if self.dialect != "postgresql":
+            return None
+        if self._listener is None:
+            raw = self.engine.raw_connection()
+            driver: Any = raw.driver_connection
+            driver.autocommit = True
+            driver.execute(f"LISTEN {INBOX_CHANNEL}")
+            self._listener = raw
+        driver = self._listener.driver_connection
+        woken = False
+        for _ in driver.notifies(timeout=timeout_s, stop_after=1):
+            woken = True
+        return woken
 
     def peek_cost(self, workflow: str, topic: str, *, limit: int) -> int:
         """Work done by `pending_events`: SQLite VM steps / 100, or PostgreSQL rows examined."""

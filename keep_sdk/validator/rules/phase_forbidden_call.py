@@ -86,7 +86,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             message_id = "topic-read"
         else:
             assert call.kind is not None
-            message_id = call.kind.value
+            message_id = "mutation" if call.is_mutation else call.kind.value
         yield Finding(
             message_id,
             call.node,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tree_sitter
 
-from keep_sdk.model import OperationKind
+from keep_sdk.contract.phases import MUTATING_KINDS
 from keep_sdk.validator.facts import CapabilityCall, CodeAfterMutation, TopicUse
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
@@ -133,10 +133,10 @@ class Mutations(WalkState):
                 arguments=tuple(arguments),
                 in_loop=self.in_loop,
                 in_callback=self.in_callback,
-                in_try=self.in_try > 0 or (kind is OperationKind.MUTATION and self.caught(node)),
+                in_try=self.in_try > 0 or (kind in MUTATING_KINDS and self.caught(node)),
                 detached=self.detached,
                 after=state if isinstance(state, CapabilityCall) else None,
-                result_use=self.result_use(node) if kind is OperationKind.MUTATION else None,
+                result_use=self.result_use(node) if kind in MUTATING_KINDS else None,
             )
         else:
             call = CapabilityCall(

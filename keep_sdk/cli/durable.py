@@ -1,0 +1,214 @@
+"""``keep notify`` and ``keep cancel``: deliver a durable operation's result, cancel a wait.
+
+``notify`` records the result in the store's inbox first (at-least-once: a repeat
+is recorded as a duplicate and changes nothing), then, holding the workflow's
+lease, continues the parked run to its commit in this process. When a worker
+holds the workflow, the worker delivers it instead.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from pydantic import JsonValue
+
+from keep_sdk.cli.actions import _cli_worker, _wait_option
+from keep_sdk.cli.options import doubles_option, isolation_option, json_option, opened, store_option
+from keep_sdk.cli.support import EXIT_PROBLEM, actor, fail, print_json, read_text, reports_errors
+from keep_sdk.contract.durable import NotificationOutcome, check_correlation_key, parse_duration
+from keep_sdk.errors import ActionRefused, InvalidArguments
+from keep_sdk.model import RunRecord, RunStatus
+
+__all__ = ["cancel_command", "notify_command", "wait_command"]
+
+
+def _result(value: str) -> JsonValue:
+    """The --result value: JSON text, or ``@FILE`` holding JSON; exit 2 otherwise."""
+    text, where = value, "--result"
+    if value.startswith("@"):
+        path = Path(value[1:])
+        text, where = read_text(path), f"--result {value}"
+    try:
+        parsed: JsonValue = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(
+            f"not valid JSON ({exc}); give JSON text or @FILE with JSON in it", param_hint=where
+        ) from None
+    return parsed
+
+
+def _ended(run: RunRecord) -> str:
+    detail = f": {run.error}" if run.error and run.status is not RunStatus.COMMITTED else ""
+    return f"run {run.id} ({run.handler}) is {run.status.value} at {run.phase.value}{detail}"
+
+
+@click.command("notify")
+@click.argument("correlation_key")
+@click.option(
+    "--result",
+    "result_text",
+    required=True,
+    help="The operation's result: JSON text, or @FILE to read JSON from a file.",
+)
+@store_option
+@doubles_option
+@isolation_option
+@_wait_option
+@json_option
+@reports_errors
+def notify_command(
+    correlation_key: str,
+    result_text: str,
+    store_url: str | None,
+    doubles: Path | None,
+    isolation: str,
+    wait: float,
+    as_json: bool,
+) -> None:
+    """Deliver the result of a durable operation by its CORRELATION_KEY (`keep status` shows it).
+
+    Exit 2 for a malformed key or a result that is not JSON (nothing is written);
+    exit 1 for an unknown key, or for a key whose operation already completed or
+    was cancelled (the delivery is recorded and changes nothing).
+    """
+    try:
+        check_correlation_key(correlation_key)
+    except InvalidArguments as exc:
+        raise click.BadParameter(str(exc), param_hint="CORRELATION_KEY") from None
+    result = _result(result_text)
+    with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
+        runtime = inst.runtime
+        notification = runtime.durable.notify(correlation_key, result, source=f"cli:{actor()}")
+        run = None
+        if notification.outcome is NotificationOutcome.PENDING:
+            try:
+                with inst.holding(notification.workflow, worker=_cli_worker(), wait_s=wait):
+                    run = runtime.deliver(notification.id)
+            except ActionRefused:
+                run = None
+        stored = next(
+            n
+            for n in runtime.durable.durable.list_notifications(notification.invocation_id)
+            if n.id == notification.id
+        )
+    if as_json:
+        print_json(
+            {
+                "notification": stored.model_dump(mode="json", by_alias=True),
+                "run": run.model_dump(mode="json", by_alias=True) if run else None,
+            }
+        )
+    if stored.outcome in (NotificationOutcome.DUPLICATE, NotificationOutcome.IGNORED):
+        fail(
+            f"recorded notification {stored.id} as {stored.outcome.value}: {stored.detail}",
+            code=EXIT_PROBLEM,
+        )
+    if as_json:
+        return
+    if run is not None and stored.outcome is NotificationOutcome.APPLIED:
+        click.echo(f"delivered; {_ended(run)}")
+    else:
+        click.echo(
+            f"recorded notification {stored.id}; the run is not parked yet or its workflow is "
+            "busy, so a worker (`keep worker`) delivers it"
+        )
+
+
+@click.command("cancel")
+@click.argument("run_id")
+@click.option("--reason", default=None, help="Recorded in the audit log.")
+@store_option
+@doubles_option
+@isolation_option
+@_wait_option
+@json_option
+@reports_errors
+def cancel_command(
+    run_id: str,
+    reason: str | None,
+    store_url: str | None,
+    doubles: Path | None,
+    isolation: str,
+    wait: float,
+    as_json: bool,
+) -> None:
+    """Cancel the durable operation RUN_ID waits for; `next` sees {status: "skipped"}.
+
+    The external work is cancelled best-effort; a later notification for it is
+    recorded and changes nothing.
+    """
+    with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
+        run = inst.store.get_run(run_id)
+        with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
+            ended = inst.actions.cancel(run.id, actor=actor(), reason=reason)
+    if as_json:
+        print_json(ended)
+    else:
+        click.echo(f"cancelled; {_ended(ended)}")
+
+
+@click.command("wait")
+@click.argument("run_id")
+@click.option("--extend", "extend_by", default=None, help="Wait this much longer (ISO 8601, P7D).")
+@click.option("--start-again", is_flag=True, help="Start the external work once more and wait.")
+@click.option("--supply", default=None, help="Give the result by hand: JSON or @FILE.")
+@click.option("--skip", is_flag=True, help="Stop waiting: next runs with {status: 'skipped'}.")
+@store_option
+@doubles_option
+@isolation_option
+@_wait_option
+@json_option
+@reports_errors
+def wait_command(
+    run_id: str,
+    extend_by: str | None,
+    start_again: bool,
+    supply: str | None,
+    skip: bool,
+    store_url: str | None,
+    doubles: Path | None,
+    isolation: str,
+    wait: float,
+    as_json: bool,
+) -> None:
+    """Decide about a run that waits for a durable operation (one that timed out, say).
+
+    Exactly one of --extend, --start-again, --supply and --skip (exit 2 otherwise).
+    """
+    chosen = [
+        name
+        for name, given in (
+            ("extend", extend_by is not None),
+            ("start-again", start_again),
+            ("supply", supply is not None),
+            ("skip", skip),
+        )
+        if given
+    ]
+    if len(chosen) != 1:
+        raise click.UsageError("choose exactly one of --extend, --start-again, --supply, --skip")
+    delta = None
+    if extend_by is not None:
+        try:
+            delta = parse_duration(extend_by)
+        except InvalidArguments as exc:
+            raise click.BadParameter(str(exc), param_hint="--extend") from None
+    supplied = _result(supply) if supply is not None else None
+    with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
+        run = inst.store.get_run(run_id)
+        actions, who = inst.actions, actor()
+        with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
+            if delta is not None:
+                ended = actions.extend(run.id, until=inst.runtime.now() + delta, actor=who)
+            elif start_again:
+                ended = actions.start_again(run.id, actor=who)
+            elif supply is not None:
+                ended = actions.supply_result(run.id, supplied, actor=who)
+            else:
+                ended = actions.skip_wait(run.id, actor=who)
+    if as_json:
+        print_json(ended)
+    else:
+        click.echo(_ended(ended))
