@@ -120,7 +120,7 @@ def test_cancel_ends_the_run_and_a_late_notification_changes_nothing(
     request(script, store, "case-9")
     [wait] = waiting(store)
     key = re.search(r"kc-[0-9a-f]{40}", str(wait["why"])).group(0)  # type: ignore[union-attr]
-    done = keep("cancel", str(wait["run_id"]), "--store", store, "--isolation", "in-process")
+    done = keep("cancel", str(wait["runId"]), "--store", store, "--isolation", "in-process")
     assert done.code == 0, done.err
     assert "is committed" in done.out
     events = json.loads(keep("events", "--store", store, "--json").out)
