@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from keep_sdk.conformance.postgres import PostgresServer
 from keep_sdk.errors import StoreUnavailable
 from keep_sdk.model import EventStatus, HandlerKind, LedgerStatus, RunStatus
 from keep_sdk.scheduler import Scheduler
@@ -215,3 +216,54 @@ def test_store_unavailable_names_the_reason_and_what_to_do(tmp_path: Path) -> No
     assert caught.value.reason == "disk I/O error"
     assert "check the disk and free space" in str(caught.value)
     assert env.clock() == dt.datetime(2026, 11, 22, 9, 0, tzinfo=dt.UTC)
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_a_terminated_postgres_backend_at_every_statement_loses_and_repeats_nothing(
+    postgres_server: PostgresServer,
+) -> None:
+    url = postgres_server.create_database("terminate")
+
+    def env_at(name: str) -> tuple[Env, StatementFaults]:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as admin:
+            tables = admin.execute(
+                "SELECT string_agg(quote_ident(tablename), ', ') FROM pg_tables "
+                "WHERE schemaname = 'public' AND tablename LIKE 'keep\\_%' "
+                "AND tablename <> 'keep_schema'"
+            ).fetchone()
+            if tables and tables[0]:
+                admin.execute(f"TRUNCATE {tables[0]} CASCADE")
+        env = make_env(url)
+        assert isinstance(env.store, SqlStore)
+        return env, StatementFaults(env.store.engine, admin_url=postgres_server.admin_url)
+
+    env, faults = env_at("count")
+    env.publish("m1")
+    faults.arm(10**9)
+    env.runtime.run_consumer(WORKFLOW, "appendRow")
+    statements = [i for i, what in enumerate(faults.positions, start=1) if what != "COMMIT"]
+    env.store.close()
+    terminated = 0
+    for index in statements:
+        env, faults = env_at(f"kill{index}")
+        env.publish("m1")
+        faults.arm(index, "terminate")
+        try:
+            run = env.runtime.run_consumer(WORKFLOW, "appendRow")
+        except StoreUnavailable as exc:
+            terminated += 1
+            assert "terminat" in exc.reason or "closed" in exc.reason, exc.reason
+        else:
+            assert run.status is not RunStatus.FAILED_INTERNAL, (index, run.error)
+            terminated += run.status is not RunStatus.COMMITTED
+        faults.disarm()
+        settle(env)
+        try:
+            check_consumer_invariants(env)
+        except AssertionError as exc:
+            raise AssertionError(f"backend terminated at {index} {faults.fired}: {exc}") from exc
+        env.store.close()
+    assert terminated >= len(statements) // 2, "terminating the backend must reach the store"
