@@ -24,6 +24,7 @@ from keep_sdk.conformance.stores.queries import QueryTests
 from keep_sdk.conformance.stores.reservations import ReservationTests
 from keep_sdk.conformance.stores.run_facts import RunFactTests
 from keep_sdk.conformance.stores.runs import RunTests
+from keep_sdk.conformance.stores.times import TimeTests
 
 __all__ = [
     "BacklogTests",
@@ -41,6 +42,7 @@ __all__ = [
     "RunTests",
     "StoreConformance",
     "StoreTestBase",
+    "TimeTests",
     "snapshot",
 ]
 
@@ -56,5 +58,6 @@ class StoreConformance(
     BacklogTests,
     RunFactTests,
     ChangeTests,
+    TimeTests,
 ):
     """Every store test. Subclass it as ``Test<YourStore>`` and override `store`."""

@@ -93,8 +93,9 @@ def create_store_engine(url: str) -> Engine:
     SQLite: WAL journal, foreign keys on, busy timeout (``?busy_timeout=ms``,
     default 30 s), ``synchronous=FULL`` unless ``?synchronous=`` says otherwise,
     ``journal_size_limit`` 64 MiB (``?journal_size_limit=bytes``: the WAL is truncated
-    back to it after each checkpoint), and ``BEGIN IMMEDIATE`` for writes. PostgreSQL: psycopg 3, read committed
-    (commit points lock the rows they check with ``SELECT … FOR UPDATE``).
+    back to it after each checkpoint), and ``BEGIN IMMEDIATE`` for writes. PostgreSQL:
+    psycopg 3, read committed (commit points lock the rows they check with
+    ``SELECT … FOR UPDATE``).
     """
     target = sqlalchemy_url(url)
     if target.get_backend_name() == "sqlite":
