@@ -16,6 +16,7 @@ from keep_sdk.conformance.stores._support import (
 from keep_sdk.conformance.stores.backlog import BacklogTests
 from keep_sdk.conformance.stores.base import StoreTestBase
 from keep_sdk.conformance.stores.changes import ChangeTests
+from keep_sdk.conformance.stores.clauses import ClauseTests
 from keep_sdk.conformance.stores.commits import CommitTests
 from keep_sdk.conformance.stores.leases import LeaseTests
 from keep_sdk.conformance.stores.ledger import LedgerTests
@@ -29,6 +30,7 @@ from keep_sdk.conformance.stores.times import TimeTests
 __all__ = [
     "BacklogTests",
     "ChangeTests",
+    "ClauseTests",
     "CommitTests",
     "FaultInjector",
     "InjectedFault",
@@ -59,5 +61,6 @@ class StoreConformance(
     RunFactTests,
     ChangeTests,
     TimeTests,
+    ClauseTests,
 ):
     """Every store test. Subclass it as ``Test<YourStore>`` and override `store`."""

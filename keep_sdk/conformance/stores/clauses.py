@@ -1,0 +1,143 @@
+"""Clauses of the store contract that a plausible store bug breaks alone (issue 12, item 8).
+
+Each test pins one clause with data chosen so that a store taking a shortcut
+(matching ids without the workflow, lower-casing ids, batching publishes,
+forgetting a cleared time) fails it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+import pytest
+
+from keep_sdk.conformance.stores._support import CONSUMER, PRODUCER, ManualClock
+from keep_sdk.conformance.stores.base import StoreTestBase
+from keep_sdk.errors import EventNotPending
+from keep_sdk.model import EventStatus, LedgerStatus, PrepareResult, Reservation
+from keep_sdk.stores import Publication, Store
+
+__all__ = ["ClauseTests"]
+
+
+class ClauseTests(StoreTestBase):
+    """Message-id identity, reservation scope, producer publishes, cleared times, ledger scope."""
+
+    def test_message_ids_are_case_sensitive(self, store: Store) -> None:
+        wf = self.deploy(store)
+        self.publish(store, wf, "Msg-1", "msg-1")
+        assert sorted(e.message_id for e in store.list_events(wf)) == ["Msg-1", "msg-1"]
+        [found] = store.events_by_ids(wf, "in", ["msg-1"])
+        assert found.message_id == "msg-1"
+        run = self.prepared(store, wf, "Msg-1")
+        store.commit_consumer_run(run.id)
+        statuses = {e.message_id: e.status for e in store.list_events(wf)}
+        assert statuses == {"Msg-1": EventStatus.CONSUMED, "msg-1": EventStatus.PENDING}
+
+    def test_a_non_pending_id_in_any_topic_refuses_the_whole_reservation(
+        self, store: Store
+    ) -> None:
+        wf = self.deploy(store)
+        self.publish(store, wf, "a", "b")
+        self.publish(store, wf, "x", "y", topic="other")
+        earlier = self.prepared(store, wf, "y", topic="other")
+        store.commit_consumer_run(earlier.id)
+        run = self.begin_consumer(store, wf)
+        result = PrepareResult(
+            reservations=[
+                Reservation(topic="in", ids=["a", "b"]),
+                Reservation(topic="other", ids=["x", "y"]),
+            ]
+        )
+        with pytest.raises(EventNotPending):
+            store.save_prepare_result(run.id, result)
+        statuses = {(e.topic, e.message_id): e.status for e in store.list_events(wf)}
+        assert statuses == {
+            ("in", "a"): EventStatus.PENDING,
+            ("in", "b"): EventStatus.PENDING,
+            ("other", "x"): EventStatus.PENDING,
+            ("other", "y"): EventStatus.CONSUMED,
+        }
+
+    def test_a_commit_consumes_exactly_the_runs_own_reservations(self, store: Store) -> None:
+        first, second = self.deploy(store), self.deploy(store)
+        for wf in (first, second):
+            self.publish(store, wf, "a", "b", "c")
+        mine = self.prepared(store, first, "a", "b")
+        theirs = self.prepared(store, second, "a")
+        store.commit_consumer_run(mine.id)
+        assert {e.message_id: e.status for e in store.list_events(first)} == {
+            "a": EventStatus.CONSUMED,
+            "b": EventStatus.CONSUMED,
+            "c": EventStatus.PENDING,
+        }
+        assert {e.message_id: e.status for e in store.list_events(second)} == {
+            "a": EventStatus.RESERVED,
+            "b": EventStatus.PENDING,
+            "c": EventStatus.PENDING,
+        }
+        [reserved] = store.events_by_ids(second, "in", ["a"])
+        assert reserved.reserved_by == theirs.id
+
+    @pytest.mark.parametrize("count", [1, 2, 3, 17, 64])
+    def test_a_producer_commit_keeps_every_publish_whatever_their_number(
+        self, store: Store, count: int
+    ) -> None:
+        wf = self.deploy(store)
+        run = self.begin_producer(store, wf)
+        publishes = [
+            Publication(topic="in", message_id=f"p{i:03d}", title=f"P {i}", payload={"i": i})
+            for i in range(count)
+        ]
+        commit = store.commit_producer_run(
+            run.id, state={"n": count}, publishes=publishes, next_run_at=None
+        )
+        assert len(commit.published) == count
+        events = store.list_events(wf)
+        assert [(e.message_id, e.payload) for e in events] == [
+            (f"p{i:03d}", {"i": i}) for i in range(count)
+        ]
+        assert {e.status for e in events} == {EventStatus.PENDING}
+        assert {e.created_by for e in events} == {run.id}
+
+    def test_cleared_wake_and_due_times_stay_cleared(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        store.set_wake_at(wf, CONSUMER, clock() + dt.timedelta(minutes=1))
+        store.set_next_run_at(wf, PRODUCER, clock() + dt.timedelta(minutes=1))
+        store.set_wake_at(wf, CONSUMER, None)
+        store.set_next_run_at(wf, PRODUCER, None)
+        clock.advance(3600)
+        assert store.get_handler(wf, CONSUMER).wake_at is None
+        assert store.get_handler(wf, PRODUCER).next_run_at is None
+        assert [w for w in store.consumers_to_wake() if w.workflow == wf] == []
+        assert [h for h in store.due_producers() if h.workflow == wf] == []
+
+    def test_wake_and_due_times_survive_reopen(
+        self, store: Store, clock: ManualClock, reopen: Callable[[], Store]
+    ) -> None:
+        wf = self.deploy(store)
+        wake = clock() + dt.timedelta(minutes=2)
+        due = clock() + dt.timedelta(minutes=3)
+        store.set_wake_at(wf, CONSUMER, wake)
+        store.set_next_run_at(wf, PRODUCER, due)
+        again = reopen()
+        assert again.get_handler(wf, CONSUMER).wake_at == wake
+        assert again.get_handler(wf, PRODUCER).next_run_at == due
+        clock.set(wake)
+        assert [w.handler for w in again.consumers_to_wake() if w.workflow == wf] == [CONSUMER]
+        assert [h for h in again.due_producers() if h.workflow == wf] == []
+        clock.set(due)
+        assert [h.name for h in again.due_producers() if h.workflow == wf] == [PRODUCER]
+
+    def test_ledger_entries_belong_to_their_own_run(self, store: Store) -> None:
+        first, second = self.deploy(store), self.deploy(store)
+        runs = [self.mutating(store, wf, "a") for wf in (first, second)]
+        entries = [self.intent(store, run) for run in runs]
+        assert [store.ledger_entry_for_run(r.id) for r in runs] == entries
+        store.record_mutation_applied(entries[0].id, {"rowId": 1})
+        assert store.get_ledger_entry(entries[1].id) == entries[1]
+        assert store.get_ledger_entry(entries[1].id).status is LedgerStatus.IN_FLIGHT
+        assert [e.id for e in store.list_ledger(workflow=second)] == [entries[1].id]
