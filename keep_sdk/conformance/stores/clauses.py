@@ -14,11 +14,13 @@ import pytest
 
 from keep_sdk.conformance.stores._support import CONSUMER, PRODUCER, ManualClock
 from keep_sdk.conformance.stores.base import StoreTestBase
-from keep_sdk.errors import EventNotPending
+from keep_sdk.errors import EventNotPending, LeaseLost
 from keep_sdk.model import EventStatus, LedgerStatus, PrepareResult, Reservation
 from keep_sdk.stores import Publication, Store
 
 __all__ = ["ClauseTests"]
+
+_TTL = dt.timedelta(seconds=30)
 
 
 class ClauseTests(StoreTestBase):
@@ -141,3 +143,59 @@ class ClauseTests(StoreTestBase):
         assert store.get_ledger_entry(entries[1].id) == entries[1]
         assert store.get_ledger_entry(entries[1].id).status is LedgerStatus.IN_FLIGHT
         assert [e.id for e in store.list_ledger(workflow=second)] == [entries[1].id]
+
+    def test_the_owner_acquiring_its_live_lease_again_extends_it(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        first = store.acquire_lease(wf, "w1", ttl=_TTL)
+        assert first is not None
+        clock.advance(20)
+        again = store.acquire_lease(wf, "w1", ttl=_TTL)
+        assert again is not None
+        assert (again.token, again.expires_at) == (first.token, clock() + _TTL)
+        clock.advance(20)
+        assert store.acquire_lease(wf, "w2", ttl=_TTL) is None
+        assert store.get_lease(wf) == again
+
+    def test_a_lost_lease_error_names_the_action_refused(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        old = store.acquire_lease(wf, "w1", ttl=_TTL)
+        assert old is not None
+        clock.advance(31)
+        assert store.acquire_lease(wf, "w2", ttl=_TTL) is not None
+        with pytest.raises(LeaseLost, match="cannot heartbeat"):
+            store.heartbeat_lease(old, ttl=_TTL)
+        with pytest.raises(LeaseLost, match="cannot release"):
+            store.release_lease(old)
+
+    def test_releasing_an_expired_lease_nobody_took_is_quiet(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        lease = store.acquire_lease(wf, "w1", ttl=_TTL)
+        assert lease is not None
+        clock.advance(60)
+        store.release_lease(lease)
+        released = store.get_lease(wf)
+        assert released is not None
+        assert released.expires_at <= clock()
+        taken = store.acquire_lease(wf, "w2", ttl=_TTL)
+        assert taken is not None
+        assert taken.token == lease.token + 1
+
+    def test_an_audit_record_keeps_every_field(self, store: Store) -> None:
+        wf = self.deploy(store)
+        entry = store.record_audit(
+            actor="alice", action="note", target="run_1", workflow=wf, detail={"why": "checked"}
+        )
+        [found] = [e for e in store.audit_log(workflow=wf) if e.action == "note"]
+        assert found == entry
+        assert (found.actor, found.target, found.workflow, found.detail) == (
+            "alice",
+            "run_1",
+            wf,
+            {"why": "checked"},
+        )
