@@ -269,3 +269,37 @@ def test_a_terminated_postgres_backend_at_every_statement_loses_and_repeats_noth
         env.store.close()
     assert terminated >= len(statements) // 2, "terminating the backend must reach the store"
     assert all("terminat" in r or "closed" in r for r in reasons), reasons
+
+
+@pytest.mark.parametrize(
+    ("reason", "advice"),
+    [
+        ("attempt to write a readonly database", "read-only; make them writable"),
+        ("database or disk is full", "the disk is full; free space"),
+        ("database is locked", "another program holds the database lock"),
+    ],
+)
+def test_a_store_that_cannot_write_pauses_the_run_and_says_what_to_fix(
+    tmp_path: Path, reason: str, advice: str
+) -> None:
+    env, faults = _env(tmp_path, "cannot-write")
+    env.publish("m1")
+    faults.arm(10**9)
+    env.runtime.run_consumer(WORKFLOW, "appendRow")
+    reserve = next(
+        i
+        for i, what in enumerate(faults.positions, start=1)
+        if what.startswith("UPDATE keep_events")
+    )
+    env.store.close()
+    env, faults = _env(tmp_path, "cannot-write-again")
+    env.publish("m1")
+    faults.arm(reserve, message=reason)
+    run = env.runtime.run_consumer(WORKFLOW, "appendRow")
+    assert run.status is RunStatus.PAUSED_TRANSIENT
+    assert reason in (run.error or "")
+    assert advice in (run.error or "")
+    assert env.rows() == []
+    faults.disarm()
+    settle(env)
+    check_consumer_invariants(env)

@@ -46,6 +46,7 @@ class StatementFaults:
     positions: list[str] = field(default_factory=list)
     fail_at: int | None = None
     mode: Mode = "raise"
+    message: str = "disk I/O error"
     fired: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -56,11 +57,11 @@ class StatementFaults:
         event.remove(self.engine, "before_cursor_execute", self._statement)
         event.remove(self.engine, "commit", self._commit)
 
-    def arm(self, position: int, mode: Mode = "raise") -> None:
-        """Fail at the `position`-th position from now (1-based)."""
+    def arm(self, position: int, mode: Mode = "raise", message: str = "disk I/O error") -> None:
+        """Fail at the `position`-th position from now (1-based) with the driver's `message`."""
         self.positions.clear()
         self.fired.clear()
-        self.fail_at, self.mode = position, mode
+        self.fail_at, self.mode, self.message = position, mode, message
 
     def disarm(self) -> None:
         self.fail_at = None
@@ -87,7 +88,7 @@ class StatementFaults:
             with psycopg.connect(self.admin_url, autocommit=True) as admin:
                 admin.execute("SELECT pg_terminate_backend(%s, 5000)", (pid,))
             return
-        raise OperationalError(statement, parameters, _driver_error(dialect, "disk I/O error"))
+        raise OperationalError(statement, parameters, _driver_error(dialect, self.message))
 
     def _commit(self, conn: Any) -> None:
         if not self._due("COMMIT"):
@@ -97,5 +98,5 @@ class StatementFaults:
             conn.connection.dbapi_connection.commit()
             message = "server closed the connection unexpectedly"
         else:
-            message = "disk I/O error"
+            message = self.message
         raise OperationalError("COMMIT", None, _driver_error(dialect, message))
