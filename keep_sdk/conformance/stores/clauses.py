@@ -15,8 +15,15 @@ import pytest
 from keep_sdk.conformance.stores._support import CONSUMER, PRODUCER, ManualClock
 from keep_sdk.conformance.stores.base import StoreTestBase
 from keep_sdk.errors import EventNotPending, LeaseLost
-from keep_sdk.model import EventStatus, LedgerStatus, PrepareResult, Reservation
-from keep_sdk.stores import Publication, Store
+from keep_sdk.model import (
+    EventStatus,
+    LedgerStatus,
+    MutationApplied,
+    PrepareResult,
+    Reservation,
+    RunStatus,
+)
+from keep_sdk.stores import Publication, Resolution, Store
 
 __all__ = ["ClauseTests"]
 
@@ -199,3 +206,86 @@ class ClauseTests(StoreTestBase):
             wf,
             {"why": "checked"},
         )
+
+    def test_a_resolution_is_audited_with_its_run_and_detail_and_stamps_the_run(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        run = self.mutating(store, wf, "a")
+        entry = self.intent(store, run)
+        entry = store.record_needs_reconcile(
+            entry.id, next_reconcile_at=clock() + dt.timedelta(seconds=5), error="timeout"
+        )
+        store.record_mutation_indeterminate(entry.id, error="gave up")
+        store.set_run_status(run.id, RunStatus.PAUSED_RECONCILIATION)
+        clock.advance(60)
+        resolved = store.resolve_mutation(
+            entry.id, Resolution.HAPPENED, actor="alice", detail="saw the row", result={"rowId": 7}
+        )
+        assert resolved.next_reconcile_at is None
+        assert resolved.result == {"rowId": 7}
+        assert (resolved.updated_at, resolved.resolved_at) == (clock(), clock())
+        after = store.get_run(run.id)
+        assert after.updated_at == clock()
+        assert after.mutation_result == MutationApplied(result={"rowId": 7})
+        [audit] = [a for a in store.audit_log(workflow=wf) if a.action.startswith("resolve")]
+        assert (audit.actor, audit.action, audit.target) == (
+            "alice",
+            "resolve_mutation:happened",
+            entry.id,
+        )
+        assert audit.detail == {"run": run.id, "detail": "saw the row"}
+
+    def test_settling_an_entry_clears_its_reconcile_time_and_keeps_the_error(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        for settle in ("applied", "failed"):
+            run = self.mutating(store, wf, f"m-{settle}")
+            entry = self.intent(store, run)
+            entry = store.record_needs_reconcile(
+                entry.id, next_reconcile_at=clock() + dt.timedelta(seconds=5), error="timed out"
+            )
+            assert entry.error == "timed out"
+            assert store.get_ledger_entry(entry.id).error == "timed out"
+            if settle == "applied":
+                done = store.record_mutation_applied(entry.id, {"ok": True})
+            else:
+                done = store.record_mutation_failed(entry.id, error="refused")
+            assert done.next_reconcile_at is None
+            assert store.get_ledger_entry(entry.id).next_reconcile_at is None
+            assert [
+                e
+                for e in store.due_reconciliations(clock() + dt.timedelta(days=1))
+                if e.id == entry.id
+            ] == []
+            store.set_run_status(run.id, RunStatus.FAILED_INTERNAL)
+
+    def test_due_reconciliations_come_earliest_first_and_workflows_by_name(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        names = sorted((self.deploy(store) for _ in range(3)), reverse=True)
+        entries = []
+        for offset, wf in zip((30, 10, 20), names, strict=True):
+            run = self.mutating(store, wf, "a")
+            entry = self.intent(store, run)
+            entries.append(
+                store.record_needs_reconcile(
+                    entry.id, next_reconcile_at=clock() + dt.timedelta(seconds=offset)
+                )
+            )
+        clock.advance(60)
+        due = [e.id for e in store.due_reconciliations() if e.workflow in names]
+        assert due == [entries[1].id, entries[2].id, entries[0].id]
+        listed = [w.name for w in store.list_workflows() if w.name in names]
+        assert listed == sorted(names)
+
+    def test_grants_and_revokes_are_audited_with_the_permission(self, store: Store) -> None:
+        wf = self.deploy(store)
+        store.grant_permission(wf, "sheets.write", actor="alice")
+        store.revoke_permission(wf, "sheets.write", actor="bob")
+        found = [(a.actor, a.action, a.target, a.detail) for a in store.audit_log(workflow=wf)]
+        assert found == [
+            ("alice", "grant", wf, {"permission": "sheets.write"}),
+            ("bob", "revoke", wf, {"permission": "sheets.write"}),
+        ]
