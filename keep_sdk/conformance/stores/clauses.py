@@ -289,3 +289,25 @@ class ClauseTests(StoreTestBase):
             ("alice", "grant", wf, {"permission": "sheets.write"}),
             ("bob", "revoke", wf, {"permission": "sheets.write"}),
         ]
+
+    def test_an_indeterminate_entry_keeps_the_reason(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        run = self.mutating(store, wf, "a")
+        entry = self.intent(store, run)
+        store.record_needs_reconcile(
+            entry.id, next_reconcile_at=clock() + dt.timedelta(seconds=5), error="timed out"
+        )
+        settled = store.record_mutation_indeterminate(entry.id, error="reconcile could not tell")
+        assert settled.error == "reconcile could not tell"
+        assert settled.next_reconcile_at is None
+        assert store.get_ledger_entry(entry.id) == settled
+
+    def test_a_wake_names_the_wake_time(self, store: Store, clock: ManualClock) -> None:
+        wf = self.deploy(store)
+        wake = clock() + dt.timedelta(minutes=1)
+        store.set_wake_at(wf, CONSUMER, wake)
+        clock.set(wake)
+        [found] = [w for w in store.consumers_to_wake() if w.workflow == wf]
+        assert (found.handler, found.wake_at) == (CONSUMER, wake)
