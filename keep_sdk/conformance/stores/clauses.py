@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import pytest
 
-from keep_sdk.conformance.stores._support import CONSUMER, PRODUCER, ManualClock
+from keep_sdk.conformance.stores._support import CONSUMER, PRODUCER, FaultInjector, ManualClock
 from keep_sdk.conformance.stores.base import StoreTestBase
-from keep_sdk.errors import EventNotPending, LeaseLost
+from keep_sdk.errors import EventNotPending, LeaseLost, NotFound
 from keep_sdk.model import (
     EventStatus,
     LedgerStatus,
@@ -24,6 +24,7 @@ from keep_sdk.model import (
     RunStatus,
 )
 from keep_sdk.stores import Publication, Resolution, Store
+from keep_sdk.stores.faults import FaultPoint
 
 __all__ = ["ClauseTests"]
 
@@ -311,3 +312,59 @@ class ClauseTests(StoreTestBase):
         clock.set(wake)
         [found] = [w for w in store.consumers_to_wake() if w.workflow == wf]
         assert (found.handler, found.wake_at) == (CONSUMER, wake)
+
+    def test_not_found_names_what_is_missing(self, store: Store) -> None:
+        wf = self.deploy(store)
+        with pytest.raises(NotFound, match="no version 99"):
+            store.get_workflow_version(wf, 99)
+        with pytest.raises(NotFound, match="evt-missing"):
+            store.get_event("evt-missing")
+
+    def test_lists_are_scoped_limited_and_ordered(self, store: Store, clock: ManualClock) -> None:
+        first, second = self.deploy(store), self.deploy(store)
+        assert {h.workflow for h in store.list_handlers(first)} == {first}
+        for wf in (first, second):
+            store.record_audit(actor="alice", action="note", target=wf, workflow=wf)
+        assert {a.workflow for a in store.audit_log(workflow=second)} == {second}
+        runs = [self.mutating(store, wf, "a") for wf in (first, second)]
+        for run in runs:
+            self.intent(store, run)
+        assert len(store.list_ledger(limit=1)) == 1
+        store.set_next_run_at(first, PRODUCER, clock() + dt.timedelta(seconds=20))
+        store.set_next_run_at(second, PRODUCER, clock() + dt.timedelta(seconds=10))
+        clock.advance(30)
+        due = [h.workflow for h in store.due_producers() if h.workflow in (first, second)]
+        assert due == [second, first]
+
+    def test_a_producer_commit_records_its_state_on_the_run_and_handler(
+        self, store: Store, faults: FaultInjector
+    ) -> None:
+        wf = self.deploy(store)
+        run = self.begin_producer(store, wf)
+        faults.disarm()
+        faults.calls = []
+        commit = store.commit_producer_run(
+            run.id,
+            state={"cursor": 3},
+            publishes=[Publication(topic="in", message_id="e1", title="E1")],
+            next_run_at=None,
+        )
+        assert commit.run.output_state == {"cursor": 3}
+        handler = store.get_handler(wf, PRODUCER)
+        assert (handler.has_state, handler.state) == (True, {"cursor": 3})
+        assert FaultPoint.COMMIT_PRODUCER_STATE in faults.calls
+        assert FaultPoint.COMMIT_PRODUCER_PUBLISH in faults.calls
+
+    def test_skipping_is_stamped_audited_with_the_reason_and_refusals_say_why(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        self.publish(store, wf, "a")
+        [event] = store.list_events(wf)
+        clock.advance(5)
+        skipped = store.skip_event(event.id, actor="alice", reason="spam")
+        assert (skipped.status, skipped.updated_at) == (EventStatus.SKIPPED, clock())
+        [audit] = [a for a in store.audit_log(workflow=wf) if a.target == event.id]
+        assert (audit.actor, audit.detail) == ("alice", {"reason": "spam"})
+        with pytest.raises(EventNotPending, match="only a pending event can be skipped"):
+            store.skip_event(event.id, actor="bob")
