@@ -368,3 +368,51 @@ class ClauseTests(StoreTestBase):
         assert (audit.actor, audit.detail) == ("alice", {"reason": "spam"})
         with pytest.raises(EventNotPending, match="only a pending event can be skipped"):
             store.skip_event(event.id, actor="bob")
+
+    def test_every_event_change_is_stamped_with_the_time(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        self.publish(store, wf, "a")
+
+        def stamp() -> dt.datetime:
+            [event] = store.list_events(wf)
+            return event.updated_at
+
+        clock.advance(5)
+        store.publish(wf, Publication(topic="in", message_id="a", title="again"))
+        assert stamp() == clock()
+        clock.advance(5)
+        run = self.begin_consumer(store, wf)
+        store.save_prepare_result(
+            run.id, PrepareResult(reservations=[Reservation(topic="in", ids=["a"])])
+        )
+        assert stamp() == clock()
+        clock.advance(5)
+        store.commit_consumer_run(run.id)
+        assert stamp() == clock()
+
+    def test_commit_points_call_the_fault_hook_at_their_named_points(
+        self, store: Store, faults: FaultInjector
+    ) -> None:
+        wf = self.deploy(store)
+        self.publish(store, wf, "a")
+        faults.disarm()
+        faults.calls = []
+        run = self.begin_consumer(store, wf)
+        store.save_prepare_result(
+            run.id, PrepareResult(reservations=[Reservation(topic="in", ids=["a"])])
+        )
+        store.commit_consumer_run(
+            run.id,
+            state={"n": 2},
+            publishes=[Publication(topic="out", message_id="b", title="B")],
+        )
+        assert {
+            FaultPoint.SAVE_PREPARE_EVENT,
+            FaultPoint.SAVE_PREPARE_RUN,
+            FaultPoint.COMMIT_CONSUMER_EVENT,
+            FaultPoint.COMMIT_CONSUMER_STATE,
+            FaultPoint.COMMIT_CONSUMER_PUBLISH,
+        } <= set(faults.calls)
+        assert None not in faults.calls
