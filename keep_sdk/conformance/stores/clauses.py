@@ -12,7 +12,13 @@ from collections.abc import Callable
 
 import pytest
 
-from keep_sdk.conformance.stores._support import CONSUMER, PRODUCER, FaultInjector, ManualClock
+from keep_sdk.conformance.stores._support import (
+    CONSUMER,
+    PRODUCER,
+    STANDARD_HANDLERS,
+    FaultInjector,
+    ManualClock,
+)
 from keep_sdk.conformance.stores.base import StoreTestBase
 from keep_sdk.errors import EventNotPending, LeaseLost, NotFound
 from keep_sdk.model import (
@@ -416,3 +422,28 @@ class ClauseTests(StoreTestBase):
             FaultPoint.COMMIT_CONSUMER_PUBLISH,
         } <= set(faults.calls)
         assert None not in faults.calls
+
+    def test_ledger_runs_and_workflows_are_stamped_when_they_change(
+        self, store: Store, clock: ManualClock, faults: FaultInjector
+    ) -> None:
+        wf = self.deploy(store)
+        faults.disarm()
+        faults.calls = []
+        clock.advance(5)
+        store.deploy(wf, "v2", {"topics": ["in"]}, handlers=STANDARD_HANDLERS)
+        assert store.get_workflow(wf).updated_at == clock()
+        assert {FaultPoint.DEPLOY_VERSION, FaultPoint.DEPLOY_HANDLERS} <= set(faults.calls)
+        clock.advance(5)
+        store.pause_workflow(wf, actor="alice", reason="holiday")
+        assert store.get_workflow(wf).updated_at == clock()
+        [pause] = [a for a in store.audit_log(workflow=wf) if a.action == "pause"]
+        assert pause.detail == {"reason": "holiday"}
+        store.resume_workflow(wf, actor="alice")
+        run = self.mutating(store, wf, "a")
+        entry = self.intent(store, run)
+        clock.advance(5)
+        faults.calls = []
+        applied = store.record_mutation_applied(entry.id, {"rowId": 1})
+        assert applied.updated_at == clock()
+        assert store.get_run(run.id).updated_at == clock()
+        assert FaultPoint.LEDGER_ENTRY in faults.calls
