@@ -21,6 +21,7 @@ KeepError
 └── StoreError                  persistence failed
     ├── NotFound                no such event, run, workflow or ledger entry
     ├── SchemaVersionError      the database schema is not the version this code expects
+    ├── StoreUnavailable        the database could not be used just now (transient: retried)
     └── StoreConflict           a commit point's precondition does not hold; nothing changed
         ├── EventNotPending     reserving an event that is not pending
         ├── ActiveRunExists     beginning a run while the workflow has an active one
@@ -78,6 +79,7 @@ __all__ = [
     "ScriptRejected",
     "StoreConflict",
     "StoreError",
+    "StoreUnavailable",
     "TransientError",
     "UncertainOutcome",
     "UnknownConnector",
@@ -278,6 +280,22 @@ class NotFound(StoreError, LookupError):
 
 class SchemaVersionError(StoreError):
     """The database holds a schema version this code cannot use; upgrade it first."""
+
+
+class StoreUnavailable(StoreError):
+    """The database could not complete an operation just now; nothing of it was kept, or
+    (when the connection dropped while committing) it may have been.
+
+    Raised for connection loss, a server restarting or shutting down, a terminated
+    backend, a serialization failure or deadlock, ``database is locked``, a disk I/O
+    error, a full disk or a read-only file. The runtime treats it as a transient
+    failure of the run (retried after the policy's backoff, never ``failed:internal``
+    while the policy's patience lasts); `reason` is the database's own message.
+    """
+
+    def __init__(self, message: str, *, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class StoreConflict(StoreError):

@@ -202,6 +202,30 @@ class PostgresServer:
         base, _, _ = self.admin_url.rpartition("/")
         return f"{base}/{name}"
 
+    def restart(self, mode: str = "fast") -> None:
+        """Restart a server started here (``pg_ctl restart -m fast|immediate|smart``): every
+        connection is dropped; the server answers again when this returns."""
+        if self.data_dir is None or self.bin_dir is None:
+            raise PostgresUnavailable("only a server started by the tests can be restarted")
+        _run(
+            _as_postgres_user(
+                [
+                    str(self.bin_dir / "pg_ctl"),
+                    "-D",
+                    str(self.data_dir),
+                    "-m",
+                    mode,
+                    "-w",
+                    "-t",
+                    "60",
+                    "-l",
+                    str(self.data_dir.parent / "server.log"),
+                    "restart",
+                ]
+            ),
+            "pg_ctl restart",
+        )
+
     def stop(self) -> None:
         """Stop a server started here (fast shutdown), or drop the databases made on a borrowed
         one."""

@@ -46,6 +46,7 @@ from keep_sdk.errors import (
     PhaseViolation,
     PreconditionFailed,
     ScriptRejected,
+    StoreUnavailable,
     TransientError,
 )
 from keep_sdk.model import (
@@ -484,18 +485,7 @@ class Runtime:
                 LedgerStatus.IN_FLIGHT,
                 LedgerStatus.NEEDS_RECONCILE,
             ):
-                if entry.status is LedgerStatus.IN_FLIGHT:
-                    self.store.record_needs_reconcile(
-                        entry.id, next_reconcile_at=self.now(), error=crash
-                    )
-                finished.append(
-                    self.store.set_run_status(
-                        run.id,
-                        RunStatus.PAUSED_RECONCILIATION,
-                        error=crash,
-                        failure=FailureKind.INDETERMINATE,
-                    )
-                )
+                finished.append(self._in_doubt(run, entry, crash))
                 continue
             if entry is not None and entry.status is LedgerStatus.INDETERMINATE:
                 reason = entry.error or "the outcome of the mutation is unknown"
@@ -758,6 +748,14 @@ class Runtime:
             return run
         kind = classify(exc)
         entry = self.store.ledger_entry_for_run(run.id)
+        if (
+            isinstance(exc, StoreUnavailable)
+            and entry is not None
+            and entry.status is LedgerStatus.IN_FLIGHT
+        ):
+            return self._in_doubt(
+                run, entry, f"the store failed while the mutation was in flight: {exc}"
+            )
         error, resume_at = str(exc), None
         if kind is FailureKind.TRANSIENT:
             attempt = 1 + run.transient_failures
@@ -801,6 +799,16 @@ class Runtime:
                 )
             )
         return failed
+
+    def _in_doubt(self, run: RunRecord, entry: LedgerEntry, error: str) -> RunRecord:
+        """Pause a run whose mutation may or may not have happened (the host lost track of
+        it: a crash, or the store failed around the call); its entry is reconciled at once,
+        never re-issued blindly."""
+        if entry.status is LedgerStatus.IN_FLIGHT:
+            self.store.record_needs_reconcile(entry.id, next_reconcile_at=self.now(), error=error)
+        return self._pause(
+            run, RunStatus.PAUSED_RECONCILIATION, error=error, failure=FailureKind.INDETERMINATE
+        )
 
     def _begin(self, loaded: _Loaded, record: HandlerRecord, kind: HandlerKind) -> RunRecord:
         run = self.store.begin_run(

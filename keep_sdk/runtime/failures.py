@@ -5,6 +5,7 @@ The table (specification chapters 06b and 16, summarised in DESIGN.md):
 | failure | run status | reservations before the mutation | after it was applied |
 |---|---|---|---|
 | transient | paused:transient, resumes after backoff | kept | kept |
+| store unavailable | as transient; a mutation in flight is reconciled | kept | kept |
 | permission | paused:approval until a person grants | kept | kept |
 | logic | failed:logic | released (phase reset) | kept; a retry run starts at emitting |
 | precondition | failed:logic | released (phase reset) | kept; a retry run starts at emitting |
@@ -23,6 +24,7 @@ from keep_sdk.errors import (
     LogicError,
     PermissionDenied,
     PreconditionFailed,
+    StoreUnavailable,
     TransientError,
     UncertainOutcome,
 )
@@ -41,9 +43,13 @@ class Route:
 
 
 def classify(exc: BaseException) -> FailureKind:
-    """The failure class of an exception; anything unclassified is internal."""
+    """The failure class of an exception; anything unclassified is internal.
+
+    `StoreUnavailable` (the database could not be used just now) is transient: the
+    run waits out a backoff and continues, it is not a bug of the script or the host.
+    """
     match exc:
-        case TransientError():
+        case TransientError() | StoreUnavailable():
             return FailureKind.TRANSIENT
         case PermissionDenied():
             return FailureKind.PERMISSION

@@ -13,6 +13,7 @@ from keep_sdk.errors import (
     LogicError,
     PermissionDenied,
     PreconditionFailed,
+    StoreUnavailable,
     TransientError,
     UncertainOutcome,
 )
@@ -84,6 +85,13 @@ def outcome_for_host_error(
         return LimitFailure(limit=Limit(limit), message=exc.message, **where)
     if isinstance(exc, LogicError):
         return LogicFailure(message=exc.message, error_name=type(exc).__name__, **where)
+    if isinstance(exc, StoreUnavailable):
+        return CallFailed(
+            operation=name,
+            failure=FailureKind.TRANSIENT,
+            message=f"ctx.{name} could not read the store: {exc}",
+            **where,
+        )
     if isinstance(exc, ConnectorError):
         failure = FailureKind.INTERNAL
         retry_after = None

@@ -38,13 +38,20 @@ def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
         with store.engine.connect() as conn:
             pragmas = {
                 name: conn.exec_driver_sql(f"PRAGMA {name}").scalar()
-                for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")
+                for name in (
+                    "journal_mode",
+                    "foreign_keys",
+                    "busy_timeout",
+                    "synchronous",
+                    "journal_size_limit",
+                )
             }
         assert pragmas == {
             "journal_mode": "wal",
             "foreign_keys": 1,
             "busy_timeout": 1234,
             "synchronous": 2,
+            "journal_size_limit": 64 * 1024 * 1024,
         }
     finally:
         store.close()
@@ -62,6 +69,8 @@ def test_postgresql_urls_use_psycopg_3() -> None:
         ("sqlite:///:memory:", "names no file"),
         ("mysql://u@h/db", "supports sqlite:// and postgresql://"),
         ("sqlite:///x.db?synchronous=sometimes", "not a SQLite mode"),
+        ("sqlite:///x.db?journal_size_limit=-5", "not a number of bytes"),
+        ("sqlite:///x.db?journal_size_limit=lots", "not a number of bytes"),
     ],
 )
 def test_bad_sql_urls_are_configuration_errors(url: str, message: str) -> None:
@@ -135,7 +144,45 @@ def test_sqlalchemy_is_configured_for_immediate_write_transactions(tmp_path: Pat
 
 
 def test_an_unreachable_database_is_a_store_error() -> None:
-    from keep_sdk.errors import StoreError
+    from keep_sdk.errors import StoreUnavailable
 
-    with pytest.raises(StoreError, match="could not complete the operation"):
+    with pytest.raises(StoreUnavailable, match="could not complete the operation") as caught:
         SqlStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+    assert "check that the database server is running and reachable" in str(caught.value)
+
+
+def test_the_wal_shrinks_back_to_its_limit_after_a_checkpoint(tmp_path: Path) -> None:
+    import datetime as dt
+
+    from keep_sdk.model import Event
+
+    limit = 200_000
+    store = SqlStore(f"sqlite:///{tmp_path}/keep.db?journal_size_limit={limit}")
+    wal = tmp_path / "keep.db-wal"
+    try:
+        store.deploy("w", "s", {})
+        big = [
+            Event(
+                id=f"e{i}",
+                workflow="w",
+                topic="t",
+                message_id=f"m{i}",
+                title="x",
+                payload={"blob": "x" * 4000},
+                created_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+                updated_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+            )
+            for i in range(1000)
+        ]
+        store.bulk_load_events("w", big)
+        grown = wal.stat().st_size
+        assert grown > 10 * limit
+        raw = store.engine.raw_connection()
+        try:
+            raw.cursor().execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            raw.close()
+        store.deploy("w2", "s", {})
+        assert wal.stat().st_size <= limit
+    finally:
+        store.close()

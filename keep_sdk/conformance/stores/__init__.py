@@ -16,6 +16,7 @@ from keep_sdk.conformance.stores._support import (
 from keep_sdk.conformance.stores.backlog import BacklogTests
 from keep_sdk.conformance.stores.base import StoreTestBase
 from keep_sdk.conformance.stores.changes import ChangeTests
+from keep_sdk.conformance.stores.clauses import ClauseTests
 from keep_sdk.conformance.stores.commits import CommitTests
 from keep_sdk.conformance.stores.durable import DurableTests
 from keep_sdk.conformance.stores.leases import LeaseTests
@@ -26,10 +27,12 @@ from keep_sdk.conformance.stores.queries import QueryTests
 from keep_sdk.conformance.stores.reservations import ReservationTests
 from keep_sdk.conformance.stores.run_facts import RunFactTests
 from keep_sdk.conformance.stores.runs import RunTests
+from keep_sdk.conformance.stores.times import TimeTests
 
 __all__ = [
     "BacklogTests",
     "ChangeTests",
+    "ClauseTests",
     "CommitTests",
     "DurableTests",
     "FaultInjector",
@@ -45,6 +48,7 @@ __all__ = [
     "RunTests",
     "StoreConformance",
     "StoreTestBase",
+    "TimeTests",
     "snapshot",
 ]
 
@@ -62,5 +66,7 @@ class StoreConformance(
     ChangeTests,
     PageTests,
     DurableTests,
+    TimeTests,
+    ClauseTests,
 ):
     """Every store test. Subclass it as ``Test<YourStore>`` and override `store`."""

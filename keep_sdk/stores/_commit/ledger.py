@@ -10,7 +10,7 @@ from pydantic import JsonValue
 from keep_sdk.model import LedgerEntry, LedgerStatus, RunPhase, RunRecord
 from keep_sdk.stores import _rules as rules
 from keep_sdk.stores._commit.core import StoreCore
-from keep_sdk.stores._commit.work import Work, require_entry, require_run
+from keep_sdk.stores._commit.work import Work, in_utc, require_entry, require_run
 from keep_sdk.stores._models import Resolution
 from keep_sdk.stores.faults import FaultPoint
 
@@ -64,7 +64,7 @@ class LedgerPoints(StoreCore):
             ledger_id,
             LedgerStatus.NEEDS_RECONCILE,
             error=error,
-            next_reconcile_at=next_reconcile_at,
+            next_reconcile_at=in_utc(next_reconcile_at),
         )
 
     def record_mutation_indeterminate(

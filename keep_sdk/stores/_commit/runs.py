@@ -22,7 +22,13 @@ from keep_sdk.model import (
 from keep_sdk.stores import _rules as rules
 from keep_sdk.stores._commit.core import StoreCore
 from keep_sdk.stores._commit.events import publish
-from keep_sdk.stores._commit.work import Work, require_handler, require_run, require_workflow
+from keep_sdk.stores._commit.work import (
+    Work,
+    in_utc,
+    require_handler,
+    require_run,
+    require_workflow,
+)
 from keep_sdk.stores._commit.workflows import update_handler
 from keep_sdk.stores._models import UNCHANGED, Publication, PublishResult, RunCommit, Unchanged
 from keep_sdk.stores._protocol import MutationResultValue
@@ -160,7 +166,7 @@ class RunPoints(StoreCore):
                         "status": status,
                         "error": error,
                         "failure": failure,
-                        "resume_at": resume_at,
+                        "resume_at": in_utc(resume_at),
                         "logs": [*run.logs, *logs],
                         "transient_failures": run.transient_failures + transient,
                         "waiting_permission": permission,
@@ -219,7 +225,7 @@ class RunPoints(StoreCore):
             run = require_run(w.tx, run_id)
             rules.check_producer_commit(run)
             kept = {} if state is UNCHANGED else {"state": state, "has_state": True}
-            _save_state(w, run, next_run_at=next_run_at, **kept)
+            _save_state(w, run, next_run_at=in_utc(next_run_at), **kept)
             w.fault(FaultPoint.COMMIT_PRODUCER_STATE)
             published = _publish_all(w, run, publishes, FaultPoint.COMMIT_PRODUCER_PUBLISH)
             committed = w.update_run(run, _committed(w, run, state, logs, None))

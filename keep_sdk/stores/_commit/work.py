@@ -21,6 +21,7 @@ from keep_sdk.stores.faults import FaultPoint
 
 __all__ = [
     "Work",
+    "in_utc",
     "require_entry",
     "require_event",
     "require_handler",
@@ -29,6 +30,15 @@ __all__ = [
 ]
 
 _Row = RunRecord | LedgerEntry
+
+
+def in_utc(value: dt.datetime | None) -> dt.datetime | None:
+    """A caller's time as the same instant in UTC (a time without a zone is taken as UTC)."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC)
 
 
 def require_workflow(tx: Transaction, name: str, *, lock: bool = False) -> WorkflowRecord:

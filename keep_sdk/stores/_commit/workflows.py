@@ -11,7 +11,7 @@ from pydantic import JsonValue
 from keep_sdk.errors import NotFound, StoreConflict
 from keep_sdk.model import HandlerKind
 from keep_sdk.stores._commit.core import StoreCore
-from keep_sdk.stores._commit.work import Work, require_handler, require_workflow
+from keep_sdk.stores._commit.work import Work, in_utc, require_handler, require_workflow
 from keep_sdk.stores._models import HandlerRecord, HandlerSpec, WorkflowRecord, WorkflowVersion
 from keep_sdk.stores.faults import FaultPoint
 
@@ -107,12 +107,12 @@ class WorkflowPoints(StoreCore):
     def set_next_run_at(
         self, workflow: str, handler: str, next_run_at: dt.datetime | None
     ) -> HandlerRecord:
-        return self._update_handler(workflow, handler, next_run_at=next_run_at)
+        return self._update_handler(workflow, handler, next_run_at=in_utc(next_run_at))
 
     def set_wake_at(
         self, workflow: str, handler: str, wake_at: dt.datetime | None
     ) -> HandlerRecord:
-        return self._update_handler(workflow, handler, wake_at=wake_at)
+        return self._update_handler(workflow, handler, wake_at=in_utc(wake_at))
 
     def _update_handler(self, workflow: str, handler: str, **changes: Any) -> HandlerRecord:
         with self._commit() as w:

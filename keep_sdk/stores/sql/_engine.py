@@ -19,6 +19,9 @@ WRITE = "keep_write"
 first, so two writers never both read and then fail to upgrade)."""
 
 _DEFAULT_BUSY_TIMEOUT_MS = 30_000
+_DEFAULT_JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
+"""Bytes the WAL file is truncated back to after a checkpoint (it never stays at its
+high-water mark)."""
 
 
 def sqlalchemy_url(url: str) -> URL:
@@ -46,6 +49,7 @@ def _sqlite_engine(url: URL) -> Engine:
     options = dict(url.query)
     busy_ms = int(str(options.pop("busy_timeout", _DEFAULT_BUSY_TIMEOUT_MS)))
     synchronous = str(options.pop("synchronous", "FULL")).upper()
+    journal_limit = _non_negative(options.pop("journal_size_limit", _DEFAULT_JOURNAL_SIZE_LIMIT))
     if synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
         raise ConfigurationError(f"sqlite synchronous={synchronous!r} is not a SQLite mode")
     url = url.set(query={})
@@ -60,6 +64,7 @@ def _sqlite_engine(url: URL) -> Engine:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={busy_ms}")
         cursor.execute(f"PRAGMA synchronous={synchronous}")
+        cursor.execute(f"PRAGMA journal_size_limit={journal_limit}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -70,13 +75,27 @@ def _sqlite_engine(url: URL) -> Engine:
     return engine
 
 
+def _non_negative(value: object) -> int:
+    try:
+        number = int(str(value))
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise ConfigurationError(
+            f"sqlite journal_size_limit={value!r} is not a number of bytes (0 or more)"
+        )
+    return number
+
+
 def create_store_engine(url: str) -> Engine:
     """An engine configured for the store at `url`.
 
     SQLite: WAL journal, foreign keys on, busy timeout (``?busy_timeout=ms``,
     default 30 s), ``synchronous=FULL`` unless ``?synchronous=`` says otherwise,
-    and ``BEGIN IMMEDIATE`` for writes. PostgreSQL: psycopg 3, read committed
-    (commit points lock the rows they check with ``SELECT … FOR UPDATE``).
+    ``journal_size_limit`` 64 MiB (``?journal_size_limit=bytes``: the WAL is truncated
+    back to it after each checkpoint), and ``BEGIN IMMEDIATE`` for writes. PostgreSQL:
+    psycopg 3, read committed (commit points lock the rows they check with
+    ``SELECT … FOR UPDATE``).
     """
     target = sqlalchemy_url(url)
     if target.get_backend_name() == "sqlite":

@@ -14,14 +14,14 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 from sqlalchemy import and_, exists, func, insert, literal_column, or_, select, text
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 
 from keep_sdk.errors import (
     ActiveRunExists,
     MutationConflict,
     NotFound,
     StoreConflict,
-    StoreError,
+    StoreUnavailable,
 )
 from keep_sdk.model import (
     Event,
@@ -58,6 +58,34 @@ def _translate(error: IntegrityError) -> StoreConflict:
     if "uq_ledger_run" in message or "keep_ledger.run_id" in message:
         return MutationConflict("the run already recorded its one mutation (another worker)")
     return StoreConflict(f"a concurrent change conflicted with this one: {message}")
+
+
+def is_unavailable(error: DBAPIError) -> bool:
+    """Whether a database error means "not now" rather than "never": the connection was lost
+    or invalidated, the server is restarting or terminated the backend, a serialization
+    failure or deadlock, a lock wait that timed out, or a file the database cannot write
+    (``database is locked``, disk I/O error, disk full, read-only). Every such error is an
+    ``OperationalError`` or ``InterfaceError`` of the driver; data and programming errors
+    are not (they are bugs, and stay as raised)."""
+    return error.connection_invalidated or isinstance(error, OperationalError | InterfaceError)
+
+
+_ADVICE = (
+    ("readonly", "the database file or its folder is read-only; make them writable"),
+    ("read-only", "the database is read-only; make it writable"),
+    ("disk i/o", "the disk reported an I/O error; check the disk and free space"),
+    ("full", "the disk is full; free space"),
+    ("locked", "another program holds the database lock"),
+    ("unable to open", "the database file cannot be opened; check the path and permissions"),
+)
+
+
+def _advice(reason: str) -> str:
+    lowered = reason.lower()
+    for needle, advice in _ADVICE:
+        if needle in lowered:
+            return advice
+    return "check that the database server is running and reachable"
 
 
 class SqlStore(TransactionalStore):
@@ -105,10 +133,13 @@ class SqlStore(TransactionalStore):
                     yield SqlTransaction(conn, dialect=self.dialect, write=write)
         except IntegrityError as exc:
             raise _translate(exc) from None
-        except OperationalError as exc:
-            raise StoreError(
-                f"{self!r} could not complete the operation: {exc.orig}; check that the "
-                "database is reachable and not locked by another program, then retry"
+        except DBAPIError as exc:
+            if not is_unavailable(exc):
+                raise
+            reason = " ".join(str(exc.orig).split())
+            raise StoreUnavailable(
+                f"{self!r} could not complete the operation: {reason}; {_advice(reason)}",
+                reason=reason,
             ) from exc
 
     def close(self) -> None:
