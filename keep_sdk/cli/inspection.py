@@ -16,6 +16,7 @@ from keep_sdk.app import Installation
 from keep_sdk.cli.options import json_option, opened, store_option
 from keep_sdk.cli.support import print_json, reports_errors
 from keep_sdk.cli.text import console
+from keep_sdk.cli.trace_view import print_trace
 from keep_sdk.cli.views import print_events, print_ledger, print_runs, render_status
 from keep_sdk.model import Event, EventStatus, LedgerEntry, LedgerStatus, RunRecord, RunStatus
 from keep_sdk.scheduler import StatusReport
@@ -110,14 +111,51 @@ events_command = _listing(
     TypeAdapter(list[Event]),
     [s.value for s in EventStatus],
 )
-runs_command = _listing(
-    "runs",
-    "Runs in creation order (the most recent with --limit): phase, status and error.",
-    _runs,
-    print_runs,
-    TypeAdapter(list[RunRecord]),
-    [s.value for s in RunStatus],
+_RUNS = TypeAdapter(list[RunRecord])
+
+
+@click.command("runs")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@store_option
+@click.option("--workflow", default=None, help="Only this workflow.")
+@click.option(
+    "--status",
+    type=click.Choice([s.value for s in RunStatus]),
+    default=None,
+    help="Only this status.",
 )
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
+@click.option("--trace", "with_trace", is_flag=True, help="Show each phase's calls (the trace).")
+@json_option
+@reports_errors
+def runs_command(
+    run_id: str | None,
+    store_url: str | None,
+    workflow: str | None,
+    status: str | None,
+    limit: int | None,
+    with_trace: bool,
+    as_json: bool,
+) -> None:
+    """Runs in creation order (the most recent with --limit): phase, status and error.
+
+    With RUN, only that run. With --trace, the calls each phase made (operation,
+    arguments, result or classified error, duration); --json includes the trace
+    only with --trace.
+    """
+    with opened(store_url, read_only=True) as inst:
+        rows = [inst.store.get_run(run_id)] if run_id else _runs(inst, workflow, status, limit)
+    if as_json:
+        exclude = None if with_trace else {"__all__": {"trace"}}
+        click.echo(_RUNS.dump_json(rows, indent=2, by_alias=True, exclude=exclude).decode())
+    elif with_trace:
+        out = console()
+        for run in rows:
+            print_trace(run, out)
+    else:
+        print_runs(rows, console())
+
+
 ledger_command = _listing(
     "ledger",
     "The mutation ledger: every change a run made or tried to make, with its outcome.",

@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -55,6 +56,7 @@ from keep_sdk.model import (
     MutationApplied,
     MutationNone,
     MutationSkipped,
+    PhaseTrace,
     RunPhase,
     RunRecord,
     RunStatus,
@@ -65,6 +67,7 @@ from keep_sdk.runtime.host import PhaseHost
 from keep_sdk.runtime.ledger import MutationDesk, chain_root
 from keep_sdk.runtime.observer import Observer
 from keep_sdk.runtime.schedules import next_run_at
+from keep_sdk.runtime.tracing import phase_trace, settle_mutation
 from keep_sdk.sandbox import (
     Completed,
     Determinism,
@@ -162,6 +165,7 @@ class Runtime:
         self.observer = Observer(store, self.observe)
         self._versions: dict[tuple[str, int], _Loaded] = {}
         self._logs: dict[str, list[str]] = {}
+        self._traces: dict[str, list[PhaseTrace]] = {}
         self.mutations = MutationDesk(
             store=store,
             connectors=self.connectors,
@@ -406,6 +410,7 @@ class Runtime:
             publishes=host.publishes,
             next_run_at=next_run_at(producer.schedule, self.now()),
             logs=self._logs.pop(run.id, []),
+            trace=self._traces.pop(run.id, []),
         )
         return commit.run
 
@@ -463,7 +468,26 @@ class Runtime:
         mutation = self._execute(run, loaded, host, prepared=prepared)
         if not isinstance(mutation, MutationRequested):
             return self.store.advance_phase(run.id, RunPhase.EMITTING)
-        return self.mutations.perform(run, mutation, list(loaded.record.grants))
+        started = time.monotonic()
+        try:
+            done = self.mutations.perform(run, mutation, list(loaded.record.grants))
+        except KeepError as exc:
+            self._settle_trace(run.id, error=exc, duration_s=time.monotonic() - started)
+            raise
+        self._settle_trace(run.id, run=done, duration_s=time.monotonic() - started)
+        return done
+
+    def _settle_trace(
+        self,
+        run_id: str,
+        *,
+        run: RunRecord | None = None,
+        error: KeepError | None = None,
+        duration_s: float,
+    ) -> None:
+        phases = self._traces.get(run_id)
+        if phases and phases[-1].phase is HandlerPhase.MUTATE:
+            phases[-1] = settle_mutation(phases[-1], run=run, error=error, duration_s=duration_s)
 
     def _next(self, run: RunRecord, loaded: _Loaded, consumer: ConsumerManifest) -> RunRecord:
         assert run.prepare_result is not None
@@ -483,6 +507,7 @@ class Runtime:
             publishes=host.publishes,
             mutation_result=mutation_result,
             logs=self._logs.pop(run.id, []),
+            trace=self._traces.pop(run.id, []),
         )
         return commit.run
 
@@ -542,6 +567,7 @@ class Runtime:
         self._logs.setdefault(run.id, []).extend(
             f"{host.phase.value} {line.level}: {line.text}" for line in result.trace.console
         )
+        self._traces.setdefault(run.id, []).append(phase_trace(host.phase, result))
         error = result.outcome.to_error(request)
         if error is not None:
             raise error
@@ -649,6 +675,7 @@ class Runtime:
             logs=self._logs.pop(run.id, []),
             release_reservations=release_reservations,
             permission=permission,
+            trace=self._traces.pop(run.id, []),
         )
 
     # Helpers
