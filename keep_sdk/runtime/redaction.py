@@ -107,9 +107,7 @@ def redact_value(value: JsonValue) -> JsonValue:
         return [redact_value(item) for item in value]
     if isinstance(value, dict):
         return {
-            key: REDACTED
-            if _secret_key(key) and item is not None
-            else redact_value(item)
+            key: REDACTED if _secret_key(key) and item is not None else redact_value(item)
             for key, item in value.items()
         }
     return value

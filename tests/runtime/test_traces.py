@@ -104,9 +104,8 @@ def test_the_trace_budget_leaves_arguments_and_results_out(store_url: str) -> No
 
 
 SECRET_SCRIPT = MAIL_TO_SHEET.replace(
-    'values: [prepared.data.from, prepared.data.subject],',
-    'values: [prepared.data.from, "password=hunter2hunter2", '
-    '"Bearer abcdefghijklmnopqrstuvwxyz"],',
+    "values: [prepared.data.from, prepared.data.subject],",
+    'values: [prepared.data.from, "password=hunter2hunter2", "Bearer abcdefghijklmnopqrstuvwxyz"],',
 )
 
 
@@ -154,17 +153,17 @@ def test_redact_never_keeps_a_bearer_token_or_password_pair(
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=10),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.sampled_from(["a", "b", "pageToken", "cursor"]), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b", "pageToken", "cursor"]), inner, max_size=3)
+    ),
     max_leaves=10,
 )
 
 
 @settings(max_examples=60, deadline=None)
 @given(value=json_values, secret=_secret)
-def test_redact_value_blanks_secret_keys_and_keeps_everything_else(
-    value: Any, secret: str
-) -> None:
+def test_redact_value_blanks_secret_keys_and_keeps_everything_else(value: Any, secret: str) -> None:
     assert redact_value(value) == value
     wrapped = {"data": value, "apiKey": secret, "nested": [{"client_secret": secret}]}
     redacted = redact_value(wrapped)
