@@ -5,8 +5,8 @@
 `redact_value(value)` does the same inside a JSON value and also blanks the value
 of any key named like a secret (``password``, ``apiKey``, ``token``…). Further
 redactors (a connector's own secret shapes, say) are added with
-`register_redactor` (and removed with `unregister_redactor`); each is a ``str -> str`` function applied after the built-in
-patterns.
+`register_redactor` (removed with `unregister_redactor`); each is a ``str -> str``
+function applied after the built-in patterns.
 """
 
 from __future__ import annotations

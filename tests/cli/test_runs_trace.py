@@ -36,7 +36,9 @@ def test_the_trace_of_a_run_shows_each_phase_with_arguments_and_results(tmp_path
     add_row = next(r for r in runs if r["handler"] == "addRow" and r["prepareResult"]["ui"])
     code, out, _ = keep("runs", add_row["id"], "--store", store, "--trace")
     assert code == 0
-    assert "prepare: 1 call" in out and "mutate: 1 call" in out and "next: 1 call" in out
+    assert "prepare: 1 call" in out
+    assert "mutate: 1 call" in out
+    assert "next: 1 call" in out
     assert "requested  sheets.appendRow" in out
     assert '"rowNumber":1' in out or '"rowNumber":' in out
     code, out, _ = keep("runs", add_row["id"], "--store", store, "--trace", "--json")

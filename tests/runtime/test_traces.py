@@ -36,11 +36,13 @@ def test_a_consumer_run_keeps_each_phase_with_its_calls_and_the_mutation_result(
     ]
     peek = stored.trace[0].calls[0]
     assert peek.arguments == {"topic": "email.received", "limit": 1}
-    assert isinstance(peek.result, list) and peek.result[0]["messageId"] == "m1"
+    assert isinstance(peek.result, list)
+    assert peek.result[0]["messageId"] == "m1"
     mutation = stored.trace[1].calls[0]
     assert mutation.arguments == {"spreadsheetId": "reports", "values": ["m1@example.com", "Hi"]}
     assert mutation.result == {"rowId": "row-1", "rowNumber": 1}
-    assert mutation.line is not None and mutation.duration_s > 0
+    assert mutation.line is not None
+    assert mutation.duration_s > 0
     publish = stored.trace[2].calls[0]
     assert publish.result == {"messageId": "row:m1"}
 
@@ -80,7 +82,8 @@ def test_a_refused_mutation_keeps_the_arguments_and_the_permission_error(store_u
     mutation = env.store.get_run(run.id).trace[-1].calls[-1]
     assert mutation.operation == "sheets.appendRow"
     assert mutation.failure is FailureKind.PERMISSION
-    assert mutation.error is not None and "sheets.write" in mutation.error
+    assert mutation.error is not None
+    assert "sheets.write" in mutation.error
     assert mutation.result is None
 
 
@@ -99,7 +102,7 @@ def test_the_trace_budget_leaves_arguments_and_results_out(store_url: str) -> No
     run = env.runtime.run_producer("mail-to-sheet", "pollEmail")
     [phase] = env.store.get_run(run.id).trace
     assert phase.truncated
-    assert [c.operation for c in phase.calls][0] == "gmail.search"
+    assert next(c.operation for c in phase.calls) == "gmail.search"
     assert all(c.arguments is None and c.result is None for c in phase.calls)
 
 
