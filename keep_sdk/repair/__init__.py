@@ -1,0 +1,20 @@
+"""The repair loop as a library: test a script against its cases before it is deployed.
+
+`run_case_file` runs a workflow's ``*.keep.yaml`` cases on the real runtime and
+sandbox against recording doubles (``keep test``).
+"""
+
+from keep_sdk.repair.cases import CaseFile, TestCase, load_case_file, parse_case_file
+from keep_sdk.repair.testing import CASE_START, CaseResult, Mismatch, run_case, run_case_file
+
+__all__ = [
+    "CASE_START",
+    "CaseFile",
+    "CaseResult",
+    "Mismatch",
+    "TestCase",
+    "load_case_file",
+    "parse_case_file",
+    "run_case",
+    "run_case_file",
+]
