@@ -25,6 +25,7 @@ from keep_sdk.cli.publish import publish_command
 from keep_sdk.cli.run import run_command, worker_command
 from keep_sdk.cli.schema import schema_command
 from keep_sdk.cli.support import keep_version
+from keep_sdk.cli.testing import test_command
 from keep_sdk.cli.validate import validate_command
 from keep_sdk.errors import KeepError
 
@@ -56,6 +57,7 @@ COMMANDS: tuple[click.Command, ...] = (
     grant_command,
     revoke_command,
     publish_command,
+    test_command,
 )
 """Every ``keep`` command, in the order they were added."""
 

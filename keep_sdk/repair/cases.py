@@ -80,9 +80,7 @@ class ActStep(_Model):
     """A person's action: ``grant``/``revoke`` a permission, ``skip_event`` (topic, messageId),
     or ``try_again``/``didnt_happen``/``skip``/``retry`` on the latest run that waits or failed."""
 
-    action: Literal[
-        "grant", "revoke", "skip_event", "try_again", "didnt_happen", "skip", "retry"
-    ]
+    action: Literal["grant", "revoke", "skip_event", "try_again", "didnt_happen", "skip", "retry"]
     permission: str | None = None
     topic: str | None = None
     message_id: str | None = Field(default=None, alias="messageId")

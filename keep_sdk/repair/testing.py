@@ -125,9 +125,7 @@ def is_subset(expected: Any, actual: Any) -> bool:
 def _diff(expected: Any, actual: Any) -> str:
     left = json.dumps(expected, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
     right = json.dumps(actual, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-    return "\n".join(
-        difflib.unified_diff(left, right, "expected", "actual", lineterm="", n=2)
-    )
+    return "\n".join(difflib.unified_diff(left, right, "expected", "actual", lineterm="", n=2))
 
 
 def _doubles(clock: _Clock) -> dict[str, ServiceDouble]:
@@ -303,16 +301,24 @@ def _check(world: _World, expect: CaseExpect, result: dict[str, Any]) -> list[Mi
         actual = record.state if record.has_state else None
         if actual != wanted:
             found.append(
-                Mismatch(what=f"state.{handler}", expected=wanted, actual=actual,
-                         diff=_diff(wanted, actual))  # fmt: skip
+                Mismatch(
+                    what=f"state.{handler}",
+                    expected=wanted,
+                    actual=actual,
+                    diff=_diff(wanted, actual),
+                )  # fmt: skip
             )
     if expect.runs is not None:
         counts = result["runs"]
         shown = {status: counts.get(status, 0) for status in expect.runs}
         if shown != expect.runs:
             found.append(
-                Mismatch(what="runs", expected=dict(expect.runs), actual=counts,
-                         diff=_diff(dict(expect.runs), shown))  # fmt: skip
+                Mismatch(
+                    what="runs",
+                    expected=dict(expect.runs),
+                    actual=counts,
+                    diff=_diff(dict(expect.runs), shown),
+                )  # fmt: skip
             )
     return found
 
