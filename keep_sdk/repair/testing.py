@@ -306,7 +306,7 @@ def _check(world: _World, expect: CaseExpect, result: dict[str, Any]) -> list[Mi
                     expected=wanted,
                     actual=actual,
                     diff=_diff(wanted, actual),
-                )  # fmt: skip
+                )
             )
     if expect.runs is not None:
         counts = result["runs"]
@@ -318,7 +318,7 @@ def _check(world: _World, expect: CaseExpect, result: dict[str, Any]) -> list[Mi
                     expected=dict(expect.runs),
                     actual=counts,
                     diff=_diff(dict(expect.runs), shown),
-                )  # fmt: skip
+                )
             )
     return found
 
