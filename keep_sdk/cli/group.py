@@ -22,6 +22,7 @@ from keep_sdk.cli.conformance import conformance_command
 from keep_sdk.cli.connectors import call_command, connectors_command
 from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
 from keep_sdk.cli.publish import publish_command
+from keep_sdk.cli.replay import replay_command
 from keep_sdk.cli.run import run_command, worker_command
 from keep_sdk.cli.schema import schema_command
 from keep_sdk.cli.support import keep_version
@@ -58,6 +59,7 @@ COMMANDS: tuple[click.Command, ...] = (
     revoke_command,
     publish_command,
     test_command,
+    replay_command,
 )
 """Every ``keep`` command, in the order they were added."""
 
