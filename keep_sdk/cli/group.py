@@ -20,6 +20,7 @@ from keep_sdk.cli.actions import (
 )
 from keep_sdk.cli.conformance import conformance_command
 from keep_sdk.cli.connectors import call_command, connectors_command
+from keep_sdk.cli.diff import diff_command
 from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
 from keep_sdk.cli.publish import publish_command
 from keep_sdk.cli.replay import replay_command
@@ -60,6 +61,7 @@ COMMANDS: tuple[click.Command, ...] = (
     publish_command,
     test_command,
     replay_command,
+    diff_command,
 )
 """Every ``keep`` command, in the order they were added."""
 
