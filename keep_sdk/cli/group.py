@@ -23,6 +23,7 @@ from keep_sdk.cli.connectors import call_command, connectors_command
 from keep_sdk.cli.diff import diff_command
 from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
 from keep_sdk.cli.publish import publish_command
+from keep_sdk.cli.repairing import repair_command
 from keep_sdk.cli.replay import replay_command
 from keep_sdk.cli.run import run_command, worker_command
 from keep_sdk.cli.schema import schema_command
@@ -62,6 +63,7 @@ COMMANDS: tuple[click.Command, ...] = (
     test_command,
     replay_command,
     diff_command,
+    repair_command,
 )
 """Every ``keep`` command, in the order they were added."""
 
