@@ -3,20 +3,22 @@
 tests, one per case, run as ``keep test`` runs them.
 
 A failing case shows the diff of what was expected and what happened; a malformed
-case file is one collection error naming the field.
+case file is one collection error naming the field. The runtime is imported only
+when a case file is collected, so the plugin costs nothing elsewhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from keep_sdk.errors import ConfigurationError
-from keep_sdk.repair.cases import CaseFile, TestCase, load_case_file
-from keep_sdk.repair.testing import run_case, workflow_source
+
+if TYPE_CHECKING:
+    from keep_sdk.repair.cases import CaseFile, TestCase
 
 __all__ = ["CASE_SUFFIX", "KeepCaseFile", "KeepCaseItem", "pytest_collect_file"]
 
@@ -35,6 +37,9 @@ class KeepCaseFile(pytest.File):
     """A case file: one test item per case."""
 
     def collect(self) -> Iterator[pytest.Item]:
+        from keep_sdk.repair.cases import load_case_file
+        from keep_sdk.repair.testing import workflow_source
+
         try:
             cases = load_case_file(self.path)
             script, source = workflow_source(self.path, cases)
@@ -66,6 +71,8 @@ class KeepCaseItem(pytest.Item):
 
     def runtest(self) -> None:
         """Run the case; fail with its diff when an expectation does not hold."""
+        from keep_sdk.repair.testing import run_case
+
         try:
             result = run_case(self.source, self.case, self.cases, filename=self.script.name)
         except ConfigurationError as exc:
