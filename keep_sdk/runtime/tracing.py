@@ -59,7 +59,7 @@ def phase_trace(phase: HandlerPhase, result: PhaseResult) -> PhaseTrace:
     """The stored trace of one phase from what the sandbox reported."""
     return PhaseTrace(
         phase=phase,
-        calls=tuple(_call(call, result) for call in result.trace.calls),
+        calls=[_call(call, result) for call in result.trace.calls],
         truncated=result.trace.truncated,
         wall_time_s=max(result.trace.wall_time_s, 0.0),
     )
