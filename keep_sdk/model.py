@@ -41,6 +41,7 @@ __all__ = [
     "MutationResult",
     "MutationSkipped",
     "OperationKind",
+    "PhaseTrace",
     "PrepareResult",
     "PublishRequest",
     "ReconcileOutcome",
@@ -50,6 +51,7 @@ __all__ = [
     "RunRecord",
     "RunStatus",
     "SandboxLimits",
+    "TraceCall",
     "UiInfo",
     "explain_validation_error",
     "json_schema",
@@ -286,6 +288,42 @@ class ReconcileOutcome(_Contract):
     detail: str | None = None
 
 
+class TraceCall(_Contract):
+    """One call a phase made, as the run's trace keeps it (secrets redacted).
+
+    `operation` is ``connector.operation`` or a topic call (``peek``, ``getByIds``,
+    ``publish``). `status`: ``ok`` (the result was returned to the script),
+    ``failed`` (the call raised; `error` and `failure` say what), ``refused`` (the
+    sandbox or host refused it: phase, topic, arguments, permission or a limit),
+    ``requested`` (the mutation `mutate` asked for; `result` or `error` is the
+    outcome of the host performing it), ``dropped`` (queued after the phase ended).
+    `arguments` and `result` are None when they did not fit the trace budget
+    (`SandboxLimits.max_trace_bytes`); `PhaseTrace.truncated` says so.
+    """
+
+    operation: str
+    arguments: JsonValue = None
+    status: Literal["ok", "failed", "refused", "requested", "dropped"]
+    result: JsonValue = None
+    error: str | None = None
+    failure: FailureKind | None = Field(
+        default=None, description="How the error is routed (chapter 09), when the call failed."
+    )
+    duration_s: float = Field(default=0.0, ge=0)
+    line: int | None = Field(default=None, description="1-based script line of the call.")
+
+
+class PhaseTrace(_Contract):
+    """The calls of one handler phase of a run, in the order the script made them."""
+
+    phase: HandlerPhase
+    calls: list[TraceCall] = Field(default_factory=list)
+    truncated: bool = Field(
+        default=False, description="Arguments or results were left out (the trace budget)."
+    )
+    wall_time_s: float = Field(default=0.0, ge=0)
+
+
 class RunRecord(_Contract):
     """One producer or consumer run, as the store keeps it."""
 
@@ -314,6 +352,9 @@ class RunRecord(_Contract):
     )
     waiting_permission: str | None = Field(
         default=None, description="The permission a paused:approval run waits for."
+    )
+    trace: list[PhaseTrace] = Field(
+        default_factory=list, description="The phases the run went through and their calls."
     )
 
 

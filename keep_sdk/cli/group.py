@@ -22,15 +22,19 @@ from keep_sdk.cli.actions import (
 from keep_sdk.cli.config import config_command
 from keep_sdk.cli.conformance import conformance_command
 from keep_sdk.cli.connectors import call_command, connectors_command
+from keep_sdk.cli.diff import diff_command
 from keep_sdk.cli.durable import cancel_command, notify_command, wait_command
 from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
 from keep_sdk.cli.migrate import migrate_command
 from keep_sdk.cli.options import CONFIG_META
 from keep_sdk.cli.publish import publish_command
+from keep_sdk.cli.repairing import repair_command
+from keep_sdk.cli.replay import replay_command
 from keep_sdk.cli.run import run_command, worker_command
 from keep_sdk.cli.schema import schema_command
 from keep_sdk.cli.serve import serve_command
 from keep_sdk.cli.support import keep_version
+from keep_sdk.cli.testing import test_command
 from keep_sdk.cli.validate import validate_command
 from keep_sdk.errors import KeepError
 
@@ -77,6 +81,10 @@ COMMANDS: tuple[click.Command, ...] = (
     notify_command,
     cancel_command,
     wait_command,
+    test_command,
+    replay_command,
+    diff_command,
+    repair_command,
 )
 """Every ``keep`` command, in the order they were added."""
 

@@ -17,6 +17,7 @@ from keep_sdk.cli.durable_views import print_run_detail, run_detail
 from keep_sdk.cli.options import json_option, opened, store_option
 from keep_sdk.cli.support import print_json, reports_errors
 from keep_sdk.cli.text import console
+from keep_sdk.cli.trace_view import print_trace
 from keep_sdk.cli.views import print_events, print_ledger, print_runs, render_status
 from keep_sdk.model import Event, EventStatus, LedgerEntry, LedgerStatus, RunRecord, RunStatus
 from keep_sdk.scheduler import StatusReport
@@ -111,37 +112,59 @@ events_command = _listing(
     TypeAdapter(list[Event]),
     [s.value for s in EventStatus],
 )
-_runs_listing = _listing(
-    "runs",
-    "Runs in creation order (the most recent with --limit): phase, status and error.",
-    _runs,
-    print_runs,
-    TypeAdapter(list[RunRecord]),
-    [s.value for s in RunStatus],
+_RUNS = TypeAdapter(list[RunRecord])
+
+
+@click.command("runs")
+@click.argument("run_id", metavar="[RUN]", required=False)
+@store_option
+@click.option("--workflow", default=None, help="Only this workflow.")
+@click.option(
+    "--status",
+    type=click.Choice([s.value for s in RunStatus]),
+    default=None,
+    help="Only this status.",
 )
-
-
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many.")
+@click.option("--trace", "with_trace", is_flag=True, help="Show each phase's calls (the trace).")
+@json_option
 @reports_errors
-def _runs_or_one(run_id: str | None, **options: Any) -> None:
-    if run_id is None:
-        assert _runs_listing.callback is not None
-        _runs_listing.callback(**options)
+def runs_command(
+    run_id: str | None,
+    store_url: str | None,
+    workflow: str | None,
+    status: str | None,
+    limit: int | None,
+    with_trace: bool,
+    as_json: bool,
+) -> None:
+    """Runs in creation order (the most recent with --limit): phase, status and error.
+
+    With RUN: that run, its durable operation and every attempt (append-only). With
+    --trace, the calls each phase made (operation, arguments, result or classified
+    error, duration); --json includes the trace only with --trace.
+    """
+    if run_id is not None and not with_trace:
+        with opened(store_url, read_only=True) as inst:
+            detail = run_detail(inst.store, run_id)
+        if as_json:
+            print_json(detail)
+        else:
+            print_run_detail(detail, console())
         return
-    with opened(options["store_url"], read_only=True) as inst:
-        detail = run_detail(inst.store, run_id)
-    if options["as_json"]:
-        print_json(detail)
+    with opened(store_url, read_only=True) as inst:
+        rows = [inst.store.get_run(run_id)] if run_id else _runs(inst, workflow, status, limit)
+    if as_json:
+        exclude = None if with_trace else {"__all__": {"trace"}}
+        click.echo(_RUNS.dump_json(rows, indent=2, by_alias=True, exclude=exclude).decode())
+    elif with_trace:
+        out = console()
+        for run in rows:
+            print_trace(run, out)
     else:
-        print_run_detail(detail, console())
+        print_runs(rows, console())
 
 
-runs_command = click.Command(
-    "runs",
-    params=[click.Argument(["run_id"], required=False), *_runs_listing.params],
-    callback=_runs_or_one,
-    help="Runs in creation order (the most recent with --limit): phase, status and error. "
-    "With RUN_ID: that run, its durable operation and every attempt (append-only).",
-)
 ledger_command = _listing(
     "ledger",
     "The mutation ledger: every change a run made or tried to make, with its outcome.",

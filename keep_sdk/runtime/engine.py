@@ -24,6 +24,7 @@ import datetime as dt
 import hashlib
 import random
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -61,6 +62,7 @@ from keep_sdk.model import (
     MutationNone,
     MutationSkipped,
     OperationKind,
+    PhaseTrace,
     RunPhase,
     RunRecord,
     RunStatus,
@@ -73,6 +75,7 @@ from keep_sdk.runtime.host import PhaseHost
 from keep_sdk.runtime.ledger import MutationDesk, chain_root
 from keep_sdk.runtime.observer import Observer
 from keep_sdk.runtime.schedules import next_run_at
+from keep_sdk.runtime.tracing import phase_trace, settle_mutation
 from keep_sdk.sandbox import (
     Completed,
     Determinism,
@@ -193,6 +196,7 @@ class Runtime:
         self._begun: dict[str, HandlerRecord] = {}
         self._steps: dict[str, RunPhase] = {}
         self._log_bytes: dict[str, int] = {}
+        self._traces: dict[str, list[PhaseTrace]] = {}
         self.mutations = MutationDesk(
             store=store,
             connectors=self.connectors,
@@ -533,6 +537,7 @@ class Runtime:
         finally:
             self._begun.pop(run.id, None)
             self._steps.pop(run.id, None)
+            self._traces.pop(run.id, None)
 
     def _producer(self, run: RunRecord, loaded: _Loaded | None = None) -> RunRecord:
         loaded = loaded or self._load(run.workflow, run.workflow_version)
@@ -546,6 +551,7 @@ class Runtime:
             publishes=host.publishes,
             next_run_at=next_run_at(producer.schedule, self.now()),
             logs=self._take_logs(run.id),
+            trace=self._traces.pop(run.id, []),
         )
         return commit.run
 
@@ -614,9 +620,29 @@ class Runtime:
             workflow=run.workflow,
             version=run.workflow_version,
         )
-        if declared.kind is OperationKind.DURABLE:
-            return self.durable.perform(run, mutation, list(loaded.record.grants), declared)
-        return self.mutations.perform(run, mutation, list(loaded.record.grants))
+        started = time.monotonic()
+        try:
+            if declared.kind is OperationKind.DURABLE:
+                done = self.durable.perform(run, mutation, list(loaded.record.grants), declared)
+            else:
+                done = self.mutations.perform(run, mutation, list(loaded.record.grants))
+        except KeepError as exc:
+            self._settle_trace(run.id, error=exc, duration_s=time.monotonic() - started)
+            raise
+        self._settle_trace(run.id, run=done, duration_s=time.monotonic() - started)
+        return done
+
+    def _settle_trace(
+        self,
+        run_id: str,
+        *,
+        run: RunRecord | None = None,
+        error: KeepError | None = None,
+        duration_s: float,
+    ) -> None:
+        phases = self._traces.get(run_id)
+        if phases and phases[-1].phase is HandlerPhase.MUTATE:
+            phases[-1] = settle_mutation(phases[-1], run=run, error=error, duration_s=duration_s)
 
     def _invocation(self, run: RunRecord) -> Invocation | None:
         """The run's durable invocation, if the store keeps them and it has one."""
@@ -643,6 +669,7 @@ class Runtime:
             publishes=host.publishes,
             mutation_result=mutation_result,
             logs=self._take_logs(run.id),
+            trace=self._traces.pop(run.id, []),
         )
         return commit.run
 
@@ -708,6 +735,7 @@ class Runtime:
         self._logs.setdefault(run.id, []).extend(
             f"{host.phase.value} {line.level}: {line.text}" for line in result.trace.console
         )
+        self._traces.setdefault(run.id, []).append(phase_trace(host.phase, result))
         error = result.outcome.to_error(request)
         if error is not None:
             raise error
@@ -861,6 +889,7 @@ class Runtime:
             logs=self._take_logs(run.id),
             release_reservations=release_reservations,
             permission=permission,
+            trace=self._traces.pop(run.id, []),
         )
 
     # Helpers

@@ -25,6 +25,7 @@ from keep_sdk.model import (
     MutationApplied,
     MutationNone,
     MutationSkipped,
+    PhaseTrace,
     PrepareResult,
     RunPhase,
     RunRecord,
@@ -305,6 +306,7 @@ class Store(Protocol):
         release_reservations: bool = False,
         logs: Sequence[str] = (),
         permission: str | None = None,
+        trace: Sequence[PhaseTrace] = (),
     ) -> RunRecord:
         """Pause, fail, crash or resume a run; the phase never changes.
 
@@ -318,6 +320,8 @@ class Store(Protocol):
         reset; a retry run starts at 0), and every call sets
         `RunRecord.waiting_permission` to `permission` (the permission a
         ``paused:approval`` run waits for; None clears it, as on resume).
+        `logs` and `trace` (the phases run since the last commit point that took
+        them) are appended to the run's, as by the two commits.
         """
         ...
 
@@ -329,6 +333,7 @@ class Store(Protocol):
         publishes: Sequence[Publication] = (),
         mutation_result: MutationResultValue | None = None,
         logs: Sequence[str] = (),
+        trace: Sequence[PhaseTrace] = (),
     ) -> RunCommit:
         """Commit a consumer run in one transaction.
 
@@ -347,6 +352,7 @@ class Store(Protocol):
         publishes: Sequence[Publication] = (),
         next_run_at: dt.datetime | None,
         logs: Sequence[str] = (),
+        trace: Sequence[PhaseTrace] = (),
     ) -> RunCommit:
         """Commit a producer run: state, publishes, next due time and the run, together."""
         ...

@@ -268,3 +268,16 @@ def test_the_openapi_document_names_every_api_route(client: httpx.Client, app: S
 def test_notify_is_reserved_for_durable_operations(client: httpx.Client) -> None:
     assert client.post("/api/notify/key-1", json={}).status_code == 401
     assert client.post("/api/notify/key-1", json={}, headers=BEARER).status_code == 501
+
+
+def test_a_run_page_shows_the_calls_of_each_phase(
+    client: httpx.Client, prepared: Prepared, store: Store
+) -> None:
+    run = store.get_run(prepared.escalated_run)
+    calls = [call for phase in run.trace for call in phase.calls]
+    assert calls, "the escalated run recorded no trace"
+    page = signed_in(client).get(f"/runs/{run.id}")
+    assert page.status_code == 200
+    assert "Tool traces" in page.text
+    for call in calls:
+        assert call.operation in page.text

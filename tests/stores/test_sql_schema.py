@@ -13,7 +13,16 @@ import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
 from keep_sdk.errors import SchemaVersionError
-from keep_sdk.model import Event, EventStatus, HandlerKind, RunPhase, RunStatus
+from keep_sdk.model import (
+    Event,
+    EventStatus,
+    HandlerKind,
+    HandlerPhase,
+    PhaseTrace,
+    RunPhase,
+    RunStatus,
+    TraceCall,
+)
 from keep_sdk.stores import HandlerSpec, Publication, SqlStore
 from keep_sdk.stores.sql import _schema
 
@@ -208,6 +217,7 @@ def test_a_database_written_by_schema_version_1_opens_and_upgrades(tmp_path: Pat
     path = tmp_path / "old.db"
     with closing(sqlite3.connect(path)) as raw:
         raw.executescript(dump.read_text())
+    assert _schema.SCHEMA_VERSION >= 3
     store = SqlStore(f"sqlite:///{path}", clock=lambda: NOW)
     try:
         with store.engine.connect() as conn:
@@ -248,6 +258,7 @@ def test_the_run_facts_upgrade_reads_them_from_the_version_1_text(sql_url: str) 
     with store.engine.begin() as conn:
         conn.execute(sa.text("ALTER TABLE keep_runs DROP COLUMN transient_failures"))
         conn.execute(sa.text("ALTER TABLE keep_runs DROP COLUMN waiting_permission"))
+        conn.execute(sa.text("ALTER TABLE keep_runs DROP COLUMN trace"))
         conn.execute(_schema.schema_info.update().values(version=1))
     store.close()
     upgraded = SqlStore(sql_url, clock=lambda: NOW)
@@ -256,3 +267,33 @@ def test_the_run_facts_upgrade_reads_them_from_the_version_1_text(sql_url: str) 
         assert (run.transient_failures, run.waiting_permission) == (2, "sheets.write")
     finally:
         upgraded.close()
+
+
+def test_a_version_2_database_gains_run_traces_and_keeps_its_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dump = Path(__file__).parent / "data" / "keep_schema_v1.sql"
+    path = tmp_path / "old.db"
+    with closing(sqlite3.connect(path)) as raw:
+        raw.executescript(dump.read_text())
+    with monkeypatch.context() as patched:
+        patched.setattr(_schema, "SCHEMA_VERSION", 2)
+        SqlStore(f"sqlite:///{path}", clock=lambda: NOW).close()
+    with closing(sqlite3.connect(path)) as raw:
+        columns = [row[1] for row in raw.execute("PRAGMA table_info(keep_runs)")]
+    assert "trace" not in columns
+    store = SqlStore(f"sqlite:///{path}", clock=lambda: NOW)
+    try:
+        (paused,) = store.list_runs(workflow="mail")
+        assert paused.trace == []
+        traced = PhaseTrace(
+            phase=HandlerPhase.PREPARE,
+            calls=[TraceCall(operation="peek", arguments={"topic": "in"}, status="ok", result=[])],
+        )
+        resumed = store.set_run_status(paused.id, RunStatus.ACTIVE)
+        again = store.set_run_status(
+            resumed.id, RunStatus.PAUSED_TRANSIENT, resume_at=NOW, trace=[traced]
+        )
+        assert store.get_run(paused.id).trace == [traced] == again.trace
+    finally:
+        store.close()

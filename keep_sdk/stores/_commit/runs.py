@@ -14,6 +14,7 @@ from keep_sdk.model import (
     FailureKind,
     HandlerKind,
     MutationSkipped,
+    PhaseTrace,
     PrepareResult,
     RunPhase,
     RunRecord,
@@ -148,6 +149,7 @@ class RunPoints(StoreCore):
         release_reservations: bool = False,
         logs: Sequence[str] = (),
         permission: str | None = None,
+        trace: Sequence[PhaseTrace] = (),
     ) -> RunRecord:
         with self._commit() as w:
             run = require_run(w.tx, run_id)
@@ -168,6 +170,7 @@ class RunPoints(StoreCore):
                         "failure": failure,
                         "resume_at": in_utc(resume_at),
                         "logs": [*run.logs, *logs],
+                        "trace": [*run.trace, *trace],
                         "transient_failures": run.transient_failures + transient,
                         "waiting_permission": permission,
                         "updated_at": w.now,
@@ -187,6 +190,7 @@ class RunPoints(StoreCore):
         publishes: Sequence[Publication] = (),
         mutation_result: MutationResultValue | None = None,
         logs: Sequence[str] = (),
+        trace: Sequence[PhaseTrace] = (),
     ) -> RunCommit:
         with self._commit() as w:
             run = require_run(w.tx, run_id)
@@ -209,7 +213,7 @@ class RunPoints(StoreCore):
                 _save_state(w, run, state=state, has_state=True)
             w.fault(FaultPoint.COMMIT_CONSUMER_STATE)
             published = _publish_all(w, run, publishes, FaultPoint.COMMIT_CONSUMER_PUBLISH)
-            committed = w.update_run(run, _committed(w, run, state, logs, effective))
+            committed = w.update_run(run, _committed(w, run, state, logs, effective, trace))
             return RunCommit(run=committed, published=published)
 
     def commit_producer_run(
@@ -220,6 +224,7 @@ class RunPoints(StoreCore):
         publishes: Sequence[Publication] = (),
         next_run_at: dt.datetime | None,
         logs: Sequence[str] = (),
+        trace: Sequence[PhaseTrace] = (),
     ) -> RunCommit:
         with self._commit() as w:
             run = require_run(w.tx, run_id)
@@ -228,7 +233,7 @@ class RunPoints(StoreCore):
             _save_state(w, run, next_run_at=in_utc(next_run_at), **kept)
             w.fault(FaultPoint.COMMIT_PRODUCER_STATE)
             published = _publish_all(w, run, publishes, FaultPoint.COMMIT_PRODUCER_PUBLISH)
-            committed = w.update_run(run, _committed(w, run, state, logs, None))
+            committed = w.update_run(run, _committed(w, run, state, logs, None, trace))
             return RunCommit(run=committed, published=published)
 
 
@@ -252,12 +257,14 @@ def _committed(
     state: JsonValue | Unchanged,
     logs: Sequence[str],
     mutation_result: MutationResultValue | None,
+    trace: Sequence[PhaseTrace],
 ) -> RunRecord:
     changes: dict[str, Any] = {
         "phase": RunPhase.COMMITTED,
         "status": RunStatus.COMMITTED,
         "output_state": None if state is UNCHANGED else state,
         "logs": [*run.logs, *logs],
+        "trace": [*run.trace, *trace],
         "updated_at": w.now,
     }
     if mutation_result is not None:

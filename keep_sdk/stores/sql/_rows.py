@@ -15,6 +15,7 @@ from keep_sdk.model import (
     LedgerEntry,
     LedgerStatus,
     MutationResult,
+    PhaseTrace,
     PrepareResult,
     RunPhase,
     RunRecord,
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 _MUTATION_RESULT: TypeAdapter[MutationResultValue] = TypeAdapter(MutationResult)
+_TRACE: TypeAdapter[list[PhaseTrace]] = TypeAdapter(list[PhaseTrace])
 
 
 def dump(model: Any) -> JsonValue:
@@ -113,6 +115,7 @@ def run(row: Row[Any]) -> RunRecord:
         resume_at=row.resume_at,
         transient_failures=row.transient_failures,
         waiting_permission=row.waiting_permission,
+        trace=_TRACE.validate_python(row.trace),
     )
 
 
@@ -131,6 +134,7 @@ def run_values(r: RunRecord) -> dict[str, Any]:
         "resume_at": r.resume_at,
         "transient_failures": r.transient_failures,
         "waiting_permission": r.waiting_permission,
+        "trace": [dump(phase) for phase in r.trace],
     }
 
 

@@ -65,7 +65,7 @@ __all__ = [
     "workflows",
 ]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 metadata = MetaData()
 
@@ -203,6 +203,7 @@ runs = Table(
     Column("resume_at", UtcTimestamp),
     Column("transient_failures", Integer, nullable=False, default=0, server_default="0"),
     Column("waiting_permission", Text),
+    Column("trace", JsonText, nullable=False, default=[], server_default="[]"),
 )
 Index(
     "uq_runs_one_active",
@@ -409,11 +410,21 @@ def _add_durable_operations(conn: Connection) -> None:
         table.create(conn, checkfirst=True)
 
 
+def _add_run_traces(conn: Connection) -> None:
+    """Version 5 → 6: ``keep_runs.trace``, the calls of each phase of a run.
+
+    Runs recorded before the upgrade have no trace (an empty list): the calls
+    they made were never kept.
+    """
+    conn.execute(text("ALTER TABLE keep_runs ADD COLUMN trace TEXT NOT NULL DEFAULT '[]'"))
+
+
 UPGRADES: dict[int, Upgrade] = {
     1: _add_run_facts,
     2: _add_planning_indexes,
     3: _add_page_indexes,
     4: _add_durable_operations,
+    5: _add_run_traces,
 }
 """Upgrade steps by the version they start from: ``UPGRADES[n]`` takes a database from
 ``n`` to ``n + 1``."""

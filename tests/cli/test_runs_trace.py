@@ -1,0 +1,63 @@
+"""keep runs RUN --trace: a run's calls phase by phase, for people and (--json) machines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from keep_sdk.cli import cli
+
+ROOT = Path(__file__).parents[2]
+DEMO = ROOT / "fixtures" / "workflows" / "demo" / "invoices.js"
+SAMPLE = ROOT / "fixtures" / "workflows" / "demo" / "sample-data.json"
+GRANTS = ("--grant", "gmail.read", "--grant", "sheets.write", "--grant", "slack.write")
+
+
+def keep(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _demo(tmp_path: Path) -> str:
+    store = f"sqlite:///{tmp_path / 'keep.db'}"
+    code, _, err = keep("run", str(DEMO), "--store", store, "--seed", str(SAMPLE), *GRANTS,
+                        "--until-idle")  # fmt: skip
+    assert code == 0, err
+    return store
+
+
+def test_the_trace_of_a_run_shows_each_phase_with_arguments_and_results(tmp_path: Path) -> None:
+    store = _demo(tmp_path)
+    code, out, _ = keep("runs", "--store", store, "--json")
+    runs = json.loads(out)
+    assert all("trace" not in r for r in runs)
+    add_row = next(r for r in runs if r["handler"] == "addRow" and r["prepareResult"]["ui"])
+    code, out, _ = keep("runs", add_row["id"], "--store", store, "--trace")
+    assert code == 0
+    assert "prepare: 1 call" in out
+    assert "mutate: 1 call" in out
+    assert "next: 1 call" in out
+    assert "requested  sheets.appendRow" in out
+    assert '"rowNumber":1' in out or '"rowNumber":' in out
+    code, out, _ = keep("runs", add_row["id"], "--store", store, "--trace", "--json")
+    [run] = json.loads(out)
+    phases = [(p["phase"], [c["operation"] for c in p["calls"]]) for p in run["trace"]]
+    assert phases == [
+        ("prepare", ["peek"]),
+        ("mutate", ["sheets.appendRow"]),
+        ("next", ["publish"]),
+    ]
+    mutation = run["trace"][1]["calls"][0]
+    assert mutation["status"] == "requested"
+    assert set(mutation) >= {"operation", "arguments", "result", "error", "failure", "durationS"}
+    assert mutation["result"]["rowNumber"] >= 1
+
+
+def test_an_unknown_run_is_one_clear_message(tmp_path: Path) -> None:
+    store = _demo(tmp_path)
+    code, out, err = keep("runs", "run_nope", "--store", store, "--trace")
+    assert code == 1
+    assert "no run with id 'run_nope'" in err
+    assert "Traceback" not in err + out
