@@ -11,12 +11,14 @@ import os
 import threading
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from keep_sdk.app import Installation
+from keep_sdk.contract.durable import Notification, NotificationOutcome, check_correlation_key
+from keep_sdk.errors import ActionRefused
 from keep_sdk.model import RunRecord, RunStatus
 
-__all__ = ["ActionRequest", "ActionResult", "Actions"]
+__all__ = ["ActionRequest", "ActionResult", "Actions", "NotifyResult"]
 
 _RETRIED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
 
@@ -28,7 +30,7 @@ class ActionRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    action: Literal["grant", "resolve", "skip-event", "pause", "resume"]
+    action: Literal["grant", "resolve", "skip-event", "pause", "resume", "cancel"]
     workflow: str | None = Field(default=None, min_length=1, max_length=200)
     permission: str | None = Field(default=None, min_length=1, max_length=200)
     run: str | None = Field(default=None, min_length=1, max_length=64)
@@ -59,7 +61,17 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "skip-event": ("event",),
     "pause": ("workflow",),
     "resume": ("workflow",),
+    "cancel": ("run",),
 }
+
+
+class NotifyResult(BaseModel):
+    """What a notification did: as recorded in the inbox, and the run if it was continued."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    notification: Notification
+    run: RunRecord | None = None
 
 
 def _need(value: str | None) -> str:
@@ -82,6 +94,31 @@ class Actions:
         with nothing changed."""
         with self._lock:
             return self._perform(request)
+
+    def notify(self, correlation_key: str, result: JsonValue) -> NotifyResult:
+        """Record `result` for `correlation_key` in the inbox, then continue the parked run
+        holding its workflow's lease, as ``keep notify`` does. A malformed key raises
+        `InvalidArguments` and an unknown one `NotFound`, both before anything is written;
+        while a worker holds the workflow, the notification stays for it to deliver."""
+        check_correlation_key(correlation_key)
+        with self._lock:
+            runtime = self.installation.runtime
+            notification = runtime.durable.notify(correlation_key, result, source=self.actor)
+            run = None
+            if notification.outcome is NotificationOutcome.PENDING:
+                try:
+                    with self.installation.holding(
+                        notification.workflow, worker=self._worker, wait_s=self.wait_s
+                    ):
+                        run = runtime.deliver(notification.id)
+                except ActionRefused:
+                    run = None
+            stored = next(
+                n
+                for n in runtime.durable.durable.list_notifications(notification.invocation_id)
+                if n.id == notification.id
+            )
+        return NotifyResult(notification=stored, run=run)
 
     def _perform(self, request: ActionRequest) -> ActionResult:
         inst, who, action = self.installation, self.actor, request.action
@@ -107,6 +144,13 @@ class Actions:
                 resumed = acts.grant(workflow, permission, actor=who)
             return ActionResult(message=f"granted {permission} to {workflow}", runs=resumed)
         run = inst.store.get_run(_need(request.run))
+        if action == "cancel":
+            with inst.holding(run.workflow, worker=self._worker, wait_s=self.wait_s):
+                ended = acts.cancel(run.id, actor=who, reason=request.reason)
+            return ActionResult(
+                message=f"cancelled the wait of run {ended.id}; it is {ended.status.value}",
+                runs=[ended],
+            )
         choice = request.choice
         with inst.holding(run.workflow, worker=self._worker, wait_s=self.wait_s):
             if choice == "retry" and run.status in _RETRIED:

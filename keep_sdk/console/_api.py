@@ -31,6 +31,7 @@ from keep_sdk.console._web import (
     query,
     signed_in,
 )
+from keep_sdk.contract.durable import NotificationOutcome
 from keep_sdk.errors import KeepError
 from keep_sdk.scheduler import StatusReport
 
@@ -122,17 +123,29 @@ async def actions(request: Request) -> Response:
 
 
 async def notify(request: Request) -> Response:
-    """``POST /api/notify/{correlation_key}``: THE PLACE FOR DURABLE OPERATIONS' NOTIFICATIONS.
+    """``POST /api/notify/{correlation_key}``: deliver a durable operation's result (the JSON
+    body) to its parked run, as ``keep notify`` does.
 
-    The durable-operations work adds the notification inbox to the runtime; wiring it
-    here means: check the token (done below), read the JSON body, hand it to the
-    runtime's notification call for `correlation_key`, answer 202. Until then: 501.
+    202 with ``{notification, run}`` when it was applied or kept for a worker; 409 when it
+    was recorded as a duplicate or ignored (the operation completed or was cancelled:
+    nothing changed); 400 for a malformed key or a body that is not JSON and 404 for an
+    unknown key, both before anything is written.
     """
+    console = console_of(request)
     if not signed_in(request, api=True):
         return json_error(401, "missing or wrong token: send Authorization: Bearer TOKEN")
-    return json_error(
-        501, "notifications for durable operations are not wired in this version of keep"
-    )
+    try:
+        result = json.loads(await request.body() or b"null")
+    except json.JSONDecodeError as exc:
+        return json_error(400, f"the body is not JSON: {exc}; send the operation's result")
+    try:
+        done = await run_in_threadpool(
+            console.actions.notify, request.path_params["correlation_key"], result
+        )
+    except (KeepError, ValidationError) as exc:
+        return json_error(error_status(exc), error_message(exc))
+    unchanged = (NotificationOutcome.DUPLICATE, NotificationOutcome.IGNORED)
+    return json_model(done, 409 if done.notification.outcome in unchanged else 202)
 
 
 async def openapi(request: Request) -> Response:
@@ -235,9 +248,13 @@ def openapi_document() -> dict[str, Any]:
     paths["/api/notify/{correlation_key}"] = {
         "post": {
             "operationId": "notify",
-            "summary": "notify a parked durable operation (not wired yet: 501)",
+            "summary": "deliver a durable operation's result to its parked run",
             "parameters": _parameters("/api/notify/{correlation_key}", None),
-            "responses": {"501": {"description": "not wired in this version"}, **errors},
+            "responses": {
+                "202": {"description": "applied, or kept for a worker to deliver"},
+                "409": {"description": "recorded as a duplicate or ignored; nothing changed"},
+                **errors,
+            },
         }
     }
     return {

@@ -11,7 +11,7 @@ import datetime as dt
 
 from keep_sdk.console._views import View, pager
 from keep_sdk.model import LedgerEntry, LedgerStatus, RunRecord, RunStatus, UtcDatetime
-from keep_sdk.stores import Store
+from keep_sdk.stores import Store, SupportsDurable
 
 __all__ = ["Overview", "WaitingItem", "WorkflowSummary", "overview"]
 
@@ -51,6 +51,8 @@ _WAITS = (
     RunStatus.PAUSED_APPROVAL,
     RunStatus.PAUSED_RECONCILIATION,
     RunStatus.PAUSED_TRANSIENT,
+    RunStatus.PAUSED_WAITING,
+    RunStatus.PAUSED_TIMEOUT,
     *_RETRYABLE,
 )
 _RECENT_RUNS = 200
@@ -77,8 +79,24 @@ def _why(run: RunRecord, entry: LedgerEntry | None) -> tuple[str, bool]:
             return f"nobody can tell whether it happened: {run.error}", True
         case RunStatus.PAUSED_TRANSIENT:
             return f"will try again after a temporary failure: {run.error}", False
+        case RunStatus.PAUSED_WAITING:
+            return run.error or "waits for a durable operation to finish", False
+        case RunStatus.PAUSED_TIMEOUT:
+            return f"its durable operation timed out: {run.error}", True
         case _:
             return f"{run.status.value}: {run.error}", True
+
+
+def _parked(store: SupportsDurable, run: RunRecord) -> str | None:
+    """What a parked run waits for, and until when, from its invocation record."""
+    invocation = store.invocation_for_run(run.id)
+    if invocation is None:
+        return None
+    until = f" until {invocation.timeout_at:%Y-%m-%d %H:%M} UTC" if invocation.timeout_at else ""
+    return (
+        f"waits for ctx.{invocation.connector}.{invocation.operation}{until} "
+        f"(correlation key {invocation.correlation_key})"
+    )
 
 
 def _superseded(failed: RunRecord, newer: list[RunRecord]) -> bool:
@@ -104,6 +122,8 @@ def overview(store: Store, *, now: dt.datetime) -> Overview:
         waiting = []
         for run in blocked:
             why, needs_person = _why(run, entries.get(run.id))
+            if run.status is RunStatus.PAUSED_WAITING and isinstance(store, SupportsDurable):
+                why = _parked(store, run) or why
             waiting.append(
                 WaitingItem(
                     subject=_subject(run, entries.get(run.id)),

@@ -328,9 +328,12 @@ def run_actions(run: RunRecord, entry: LedgerEntry | None, *, reconcilable: bool
 
     ``grant`` for a run waiting for a permission; ``retry`` (ask again, only when the
     operation can reconcile), ``didnt-happen`` and ``skip`` for an escalated mutation;
-    ``retry`` for a failed or crashed run."""
+    ``retry`` for a failed or crashed run; ``cancel`` for a run parked on a durable
+    operation (waiting or timed out)."""
     if run.status is RunStatus.PAUSED_APPROVAL and run.waiting_permission:
         return ["grant"]
+    if run.status in (RunStatus.PAUSED_WAITING, RunStatus.PAUSED_TIMEOUT):
+        return ["cancel"]
     if run.status is RunStatus.PAUSED_RECONCILIATION and entry is not None:
         if entry.status in _ESCALATED:
             return [*(["retry"] if reconcilable else []), "didnt-happen", "skip"]

@@ -265,11 +265,6 @@ def test_the_openapi_document_names_every_api_route(client: httpx.Client, app: S
                     assert name in document["components"]["schemas"]
 
 
-def test_notify_is_reserved_for_durable_operations(client: httpx.Client) -> None:
-    assert client.post("/api/notify/key-1", json={}).status_code == 401
-    assert client.post("/api/notify/key-1", json={}, headers=BEARER).status_code == 501
-
-
 def test_a_run_page_shows_the_calls_of_each_phase(
     client: httpx.Client, prepared: Prepared, store: Store
 ) -> None:
