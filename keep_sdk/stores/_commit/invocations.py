@@ -40,7 +40,7 @@ from keep_sdk.model import (
 )
 from keep_sdk.stores import _rules as rules
 from keep_sdk.stores._commit.core import StoreCore
-from keep_sdk.stores._commit.ledger import enter_mutating
+from keep_sdk.stores._commit.ledger import insert_intent
 from keep_sdk.stores._commit.work import Work, require_entry, require_run
 from keep_sdk.stores._durable import DurableRows, PersonSettlement
 from keep_sdk.stores._transaction import Transaction
@@ -116,21 +116,15 @@ class DurablePoints(StoreCore):
     ) -> tuple[LedgerEntry, Invocation]:
         with self._commit() as w:
             rows = _rows(w.tx)
-            run = enter_mutating(w, require_run(w.tx, run_id))
-            entry = w.insert_entry(
-                LedgerEntry(
-                    id=rules.new_id("mut"),
-                    run_id=run.id,
-                    workflow=run.workflow,
-                    handler=run.handler,
-                    connector=connector,
-                    operation=operation,
-                    params=params,
-                    idempotency_key=idempotency_key,
-                    ui_title=ui_title,
-                    created_at=w.now,
-                    updated_at=w.now,
-                )
+            run = require_run(w.tx, run_id)
+            entry = insert_intent(
+                w,
+                run,
+                connector=connector,
+                operation=operation,
+                params=params,
+                idempotency_key=idempotency_key,
+                ui_title=ui_title,
             )
             if rows.invocation(invocation_id) or rows.invocation_by_key(correlation_key):
                 raise MutationConflict(

@@ -14,7 +14,7 @@ from keep_sdk.stores._commit.work import Work, in_utc, require_entry, require_ru
 from keep_sdk.stores._models import Resolution
 from keep_sdk.stores.faults import FaultPoint
 
-__all__ = ["LedgerPoints", "enter_mutating"]
+__all__ = ["LedgerPoints", "insert_intent"]
 
 _SETTLING = (LedgerStatus.IN_FLIGHT, LedgerStatus.NEEDS_RECONCILE)
 
@@ -34,21 +34,14 @@ class LedgerPoints(StoreCore):
     ) -> LedgerEntry:
         with self._commit() as w:
             run = require_run(w.tx, run_id)
-            enter_mutating(w, run)
-            return w.insert_entry(
-                LedgerEntry(
-                    id=rules.new_id("mut"),
-                    run_id=run.id,
-                    workflow=run.workflow,
-                    handler=run.handler,
-                    connector=connector,
-                    operation=operation,
-                    params=params,
-                    idempotency_key=idempotency_key,
-                    ui_title=ui_title,
-                    created_at=w.now,
-                    updated_at=w.now,
-                )
+            return insert_intent(
+                w,
+                run,
+                connector=connector,
+                operation=operation,
+                params=params,
+                idempotency_key=idempotency_key,
+                ui_title=ui_title,
             )
 
     def record_mutation_applied(self, ledger_id: str, result: JsonValue) -> LedgerEntry:
@@ -133,12 +126,34 @@ class LedgerPoints(StoreCore):
             return updated
 
 
-def enter_mutating(w: Work, run: RunRecord) -> RunRecord:
-    """Check that `run` may record its one mutation now, and move it from ``prepared`` to
-    ``mutating`` in the same transaction as the ledger intent that follows."""
+def insert_intent(
+    w: Work,
+    run: RunRecord,
+    *,
+    connector: str,
+    operation: str,
+    params: JsonValue,
+    idempotency_key: str,
+    ui_title: str | None,
+) -> LedgerEntry:
+    """Record `run`'s one mutation as ``in_flight``, moving the run from ``prepared`` to
+    ``mutating`` in the same transaction; refused unless the run may mutate now."""
     rules.check_intent(run, w.tx.ledger_entry_for_run(run.id))
-    if run.phase is not RunPhase.PREPARED:
-        return run
-    return w.update_run(
-        run, run.model_copy(update={"phase": RunPhase.MUTATING, "updated_at": w.now})
+    if run.phase is RunPhase.PREPARED:
+        mutating = {"phase": RunPhase.MUTATING, "updated_at": w.now}
+        run = w.update_run(run, run.model_copy(update=mutating))
+    return w.insert_entry(
+        LedgerEntry(
+            id=rules.new_id("mut"),
+            run_id=run.id,
+            workflow=run.workflow,
+            handler=run.handler,
+            connector=connector,
+            operation=operation,
+            params=params,
+            idempotency_key=idempotency_key,
+            ui_title=ui_title,
+            created_at=w.now,
+            updated_at=w.now,
+        )
     )
