@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["SANDBOX_GLOBALS"]
+__all__ = ["HOST_GLOBALS", "RETURN_MARKER", "SANDBOX_GLOBALS"]
 
 SANDBOX_GLOBALS: Final = frozenset(
     {
@@ -98,3 +98,11 @@ SANDBOX_GLOBALS: Final = frozenset(
     }
 )
 """Every name the sandbox's ``globalThis`` resolves (own and inherited properties)."""
+
+RETURN_MARKER: Final = "__keepReturn"
+"""The function the host's rewrite wraps every returned value in (`sandbox/returns.py`)."""
+
+HOST_GLOBALS: Final = frozenset({RETURN_MARKER})
+"""Globals the host's own rewrite of a script calls (``return __keepReturn(LINE, COL,
+(EXPR))`` locates a returned value): present on ``globalThis`` but not for scripts, so
+they are not in `SANDBOX_GLOBALS` and the validator reports a script that names them."""

@@ -21,9 +21,11 @@ from typing import Final
 import tree_sitter
 import tree_sitter_javascript
 
+from keep_sdk.contract.globals import RETURN_MARKER
+
 __all__ = ["MARKER", "Marked", "mark_returns"]
 
-MARKER: Final = "__keepReturn"
+MARKER: Final = RETURN_MARKER
 """The global the prelude defines; scripts never see it in their own source."""
 
 _PARSER: Final = tree_sitter.Parser(tree_sitter.Language(tree_sitter_javascript.language()))
