@@ -79,7 +79,7 @@ def test_topics_schedules_subscriptions_and_handlers_are_compared() -> None:
 
 def test_deployed_versions_are_compared_from_the_store(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'keep.db'}"
-    assert keep("run", str(DEMO / "invoices.js"), "--store", store, *GRANTS)[0] == 0
+    assert keep("run", str(DEMO / "invoices.js"), "--store", store, *GRANTS, "--until-idle")[0] == 0
     (tmp_path / "new.js").write_text(SEND)
     code, out, _ = keep("diff", "invoices", str(tmp_path / "new.js"), "--store", store, "--json")
     assert code == 1
