@@ -134,6 +134,7 @@
     let outbox = "";
     let nextId = 1;
     let calls = 0;
+    let tooManyCalls;
     let terminal = false;
     let settled = false;
     let logBytes = 0;
@@ -277,13 +278,16 @@
         emit('["late",' + stringify(name) + "," + stringify(cut(apply(errorStackGetter, late, []), 1000)) + "]");
         throw late;
       }
-      const probe = new ErrorC();
-      const site = cut(apply(errorStackGetter, probe, []), 1000);
       calls = calls + 1;
       if (calls > config.maxCalls) {
-        if (calls === config.maxCalls + 1) flag("host_calls", "more than " + config.maxCalls + " ctx calls", site);
-        throw new RangeErrorC("too many ctx calls: at most " + config.maxCalls + " per phase");
+        if (tooManyCalls === undefined) {
+          flag("host_calls", "more than " + config.maxCalls + " ctx calls", cut(apply(errorStackGetter, new ErrorC(), []), 1000));
+          tooManyCalls = new RangeErrorC("too many ctx calls: at most " + config.maxCalls + " per phase");
+        }
+        throw tooManyCalls;
       }
+      const probe = new ErrorC();
+      const site = cut(apply(errorStackGetter, probe, []), 1000);
       let encoded = "[";
       for (let i = 0; i < argumentList.length; i++) {
         encoded = encoded + (i === 0 ? "" : ",") + encodeArgument(argumentList[i], name);

@@ -222,6 +222,7 @@ class _Reader:
                 "producers": producers,
                 "consumers": consumers,
                 "default_export": default_export,
+                "connectors": None,
             },
         )
         return self.out

@@ -26,7 +26,9 @@ def test_ctx_lists_the_builtin_operations_of_each_phase() -> None:
     )
     assert _run("mutate", body) == Completed(
         result=[
+            ["approvals", ["request"]],
             ["gmail", ["send"]],
+            ["jobs", ["submit"]],
             ["sheets", ["appendRow", "updateRow"]],
             ["slack", ["postMessage"]],
         ]
