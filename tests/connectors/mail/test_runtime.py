@@ -91,7 +91,6 @@ def test_without_a_sent_maildir_an_uncertain_send_goes_to_a_person(
 POINTS = [
     "after:begin_run",
     "after:save_prepare_result",
-    "after:advance_phase",
     "after:record_mutation_intent",
     "after:record_mutation_applied",
     "after:commit_consumer_run",

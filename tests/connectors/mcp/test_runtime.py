@@ -152,7 +152,6 @@ def test_a_tool_added_after_deploy_cannot_be_called_by_that_version(
 POINTS = [
     "after:begin_run",
     "after:save_prepare_result",
-    "after:advance_phase",
     "after:record_mutation_intent",
     "server:crash_before",
     "server:crash_after",
