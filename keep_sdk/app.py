@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import JsonValue
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
@@ -30,10 +31,11 @@ from keep_sdk.config import KeepConfig, find_config, install_log_redaction, load
 from keep_sdk.connectors import Connector, ConnectorSet
 from keep_sdk.connectors.builtin import ServiceDouble
 from keep_sdk.connectors.builtin.seeding import Seed, parse_seed
+from keep_sdk.contract.durable import NotificationOutcome
 from keep_sdk.errors import ActionRefused, ConfigurationError, KeepError
 from keep_sdk.model import HostPolicy
 from keep_sdk.plugins import KeepPlugins, default_plugins
-from keep_sdk.runtime import PersonActions, Runtime
+from keep_sdk.runtime import NotifyReceipt, PersonActions, Runtime
 from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
 from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Scheduler, StatusReport, build_status
 from keep_sdk.stores import DEFAULT_STORE_URL, Store, store_scheme
@@ -302,6 +304,33 @@ class Installation:
             yield
         finally:
             scheduler.close()
+
+    def notify(
+        self, correlation_key: str, result: JsonValue, *, source: str, worker: str, wait_s: float
+    ) -> NotifyReceipt:
+        """Record a durable operation's `result` for `correlation_key` in the inbox, then
+        continue its parked run holding the workflow's lease (``keep notify``, the console).
+
+        A malformed key raises `InvalidArguments` and an unknown one `NotFound`, both
+        before anything is written. While another worker holds the workflow (past
+        `wait_s`) or the run is not parked yet, the notification stays pending for a
+        worker to deliver, and the receipt has no run.
+        """
+        runtime = self.runtime
+        notification = runtime.durable.notify(correlation_key, result, source=source)
+        run = None
+        if notification.outcome is NotificationOutcome.PENDING:
+            try:
+                with self.holding(notification.workflow, worker=worker, wait_s=wait_s):
+                    run = runtime.deliver(notification.id)
+            except ActionRefused:
+                run = None
+        stored = next(
+            n
+            for n in runtime.durable.durable.list_notifications(notification.invocation_id)
+            if n.id == notification.id
+        )
+        return NotifyReceipt(notification=stored, run=run)
 
     def _doubles(self) -> dict[str, ServiceDouble]:
         return {

@@ -18,7 +18,7 @@ from keep_sdk.cli.actions import _cli_worker, _wait_option
 from keep_sdk.cli.options import doubles_option, isolation_option, json_option, opened, store_option
 from keep_sdk.cli.support import EXIT_PROBLEM, actor, fail, print_json, read_text, reports_errors
 from keep_sdk.contract.durable import NotificationOutcome, check_correlation_key, parse_duration
-from keep_sdk.errors import ActionRefused, InvalidArguments
+from keep_sdk.errors import InvalidArguments
 from keep_sdk.model import RunRecord, RunStatus
 
 __all__ = ["cancel_command", "notify_command", "wait_command"]
@@ -79,20 +79,10 @@ def notify_command(
         raise click.BadParameter(str(exc), param_hint="CORRELATION_KEY") from None
     result = _result(result_text)
     with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
-        runtime = inst.runtime
-        notification = runtime.durable.notify(correlation_key, result, source=f"cli:{actor()}")
-        run = None
-        if notification.outcome is NotificationOutcome.PENDING:
-            try:
-                with inst.holding(notification.workflow, worker=_cli_worker(), wait_s=wait):
-                    run = runtime.deliver(notification.id)
-            except ActionRefused:
-                run = None
-        stored = next(
-            n
-            for n in runtime.durable.durable.list_notifications(notification.invocation_id)
-            if n.id == notification.id
+        receipt = inst.notify(
+            correlation_key, result, source=f"cli:{actor()}", worker=_cli_worker(), wait_s=wait
         )
+    stored, run = receipt.notification, receipt.run
     if as_json:
         print_json(
             {

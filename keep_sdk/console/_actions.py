@@ -14,11 +14,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from keep_sdk.app import Installation
-from keep_sdk.contract.durable import Notification, NotificationOutcome, check_correlation_key
-from keep_sdk.errors import ActionRefused
 from keep_sdk.model import RunRecord, RunStatus
+from keep_sdk.runtime import NotifyReceipt
 
-__all__ = ["ActionRequest", "ActionResult", "Actions", "NotifyResult"]
+__all__ = ["ActionRequest", "ActionResult", "Actions"]
 
 _RETRIED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
 
@@ -65,15 +64,6 @@ _NEEDS: dict[str, tuple[str, ...]] = {
 }
 
 
-class NotifyResult(BaseModel):
-    """What a notification did: as recorded in the inbox, and the run if it was continued."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    notification: Notification
-    run: RunRecord | None = None
-
-
 def _need(value: str | None) -> str:
     assert value is not None, "ActionRequest checks its fields"
     return value
@@ -95,30 +85,13 @@ class Actions:
         with self._lock:
             return self._perform(request)
 
-    def notify(self, correlation_key: str, result: JsonValue) -> NotifyResult:
-        """Record `result` for `correlation_key` in the inbox, then continue the parked run
-        holding its workflow's lease, as ``keep notify`` does. A malformed key raises
-        `InvalidArguments` and an unknown one `NotFound`, both before anything is written;
-        while a worker holds the workflow, the notification stays for it to deliver."""
-        check_correlation_key(correlation_key)
+    def notify(self, correlation_key: str, result: JsonValue) -> NotifyReceipt:
+        """Deliver `result` for `correlation_key` as ``keep notify`` does
+        (`Installation.notify`), audited under the console's actor."""
         with self._lock:
-            runtime = self.installation.runtime
-            notification = runtime.durable.notify(correlation_key, result, source=self.actor)
-            run = None
-            if notification.outcome is NotificationOutcome.PENDING:
-                try:
-                    with self.installation.holding(
-                        notification.workflow, worker=self._worker, wait_s=self.wait_s
-                    ):
-                        run = runtime.deliver(notification.id)
-                except ActionRefused:
-                    run = None
-            stored = next(
-                n
-                for n in runtime.durable.durable.list_notifications(notification.invocation_id)
-                if n.id == notification.id
+            return self.installation.notify(
+                correlation_key, result, source=self.actor, worker=self._worker, wait_s=self.wait_s
             )
-        return NotifyResult(notification=stored, run=run)
 
     def _perform(self, request: ActionRequest) -> ActionResult:
         inst, who, action = self.installation, self.actor, request.action

@@ -319,34 +319,18 @@ class Planner:
         if not isinstance(self.store, SupportsDurable):
             return []
         return [
-            Task(
-                kind=TaskKind.POLL,
-                workflow=invocation.workflow,
-                handler=invocation.handler,
-                run_id=invocation.run_id,
-                invocation_id=invocation.id,
-                due_at=invocation.next_poll_at or now,
-                reason=f"ctx.{invocation.connector}.{invocation.operation} is due for a poll",
-            )
-            for invocation in self.store.due_polls(now)
-            if invocation.workflow in runnable
+            _invocation_task(TaskKind.POLL, i, i.next_poll_at or now, "is due for a poll")
+            for i in self.store.due_polls(now)
+            if i.workflow in runnable
         ]
 
     def _timeouts(self, now: dt.datetime, runnable: set[str]) -> list[Task]:
         if not isinstance(self.store, SupportsDurable):
             return []
         return [
-            Task(
-                kind=TaskKind.TIMEOUT,
-                workflow=invocation.workflow,
-                handler=invocation.handler,
-                run_id=invocation.run_id,
-                invocation_id=invocation.id,
-                due_at=invocation.timeout_at or now,
-                reason=f"ctx.{invocation.connector}.{invocation.operation} got no result in time",
-            )
-            for invocation in self.store.expired_invocations(now)
-            if invocation.workflow in runnable
+            _invocation_task(TaskKind.TIMEOUT, i, i.timeout_at or now, "got no result in time")
+            for i in self.store.expired_invocations(now)
+            if i.workflow in runnable
         ]
 
     # Triggers
@@ -446,3 +430,15 @@ def _latest_run(store: Store, workflow: str, handler: str) -> RunRecord | None:
 
 def _wake(wake: ConsumerWake, now: dt.datetime) -> dt.datetime:
     return wake.wake_at or now
+
+
+def _invocation_task(kind: TaskKind, invocation: Invocation, due: dt.datetime, what: str) -> Task:
+    return Task(
+        kind=kind,
+        workflow=invocation.workflow,
+        handler=invocation.handler,
+        run_id=invocation.run_id,
+        invocation_id=invocation.id,
+        due_at=due,
+        reason=f"ctx.{invocation.connector}.{invocation.operation} {what}",
+    )
