@@ -91,7 +91,8 @@ export default Keep.workflow({
         return { reservations: [{ topic: "order.recorded", ids: [e.messageId] }], data: e.payload };
       },
       async mutate(ctx, prepared) {
-        await ctx.crm.addNote({ text: `order ${prepared.data.id}: ticket ${prepared.data.ticket}` });
+        const { id, ticket } = prepared.data;
+        await ctx.crm.addNote({ text: `order ${id}: ticket ${ticket}` });
       },
       async next(ctx, prepared, mutationResult) {
         if (mutationResult.status === "applied") {
@@ -177,8 +178,11 @@ url = "{services.sql_url}"
 [connectors.orders.operations.recordOrder]
 kind = "mutation"
 sql = "INSERT INTO orders (id, ticket, idem_key) VALUES (:id, :ticket, :idempotency_key)"
-arguments = {{ properties = {{ id = {{ type = "string" }}, ticket = {{ type = "string" }} }}, required = ["id", "ticket"] }}
 reconcile = "orderByKey"
+
+[connectors.orders.operations.recordOrder.arguments]
+properties = {{ id = {{ type = "string" }}, ticket = {{ type = "string" }} }}
+required = ["id", "ticket"]
 
 [connectors.orders.lookups.orderByKey]
 sql = "SELECT id, ticket FROM orders WHERE idem_key = :idempotency_key"

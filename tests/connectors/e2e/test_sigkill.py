@@ -9,17 +9,20 @@ the idempotency key the host's ledger used.
 
 from __future__ import annotations
 
-import mailbox
+import json
 import os
-import sqlite3
 import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
 
+from keep_sdk.conformance.postgres import PostgresServer
 from keep_sdk.connectors.mail import message_id_for
 from keep_sdk.model import EventStatus, LedgerStatus, RunStatus
 from keep_sdk.stores import Store, open_store
@@ -41,17 +44,17 @@ from tests.connectors.mcp.servers import http_server, notes
 ROOT = Path(__file__).parents[3]
 MAX_STARTS = 12
 
-POINTS = {
-    "after:begin_run": 5,
-    "after:commit_producer_run": 1,
-    "after:save_prepare_result": 4,
-    "after:record_mutation_intent": 4,
-    "before:record_mutation_applied": 4,
-    "after:record_mutation_applied": 4,
-    "after:commit_consumer_run": 4,
+POINTS: dict[str, tuple[str, ...]] = {
+    "after:begin_run": ("poll", *CONSUMERS),
+    "after:commit_producer_run": ("poll",),
+    "after:save_prepare_result": CONSUMERS,
+    "after:record_mutation_intent": CONSUMERS,
+    "before:record_mutation_applied": CONSUMERS,
+    "after:record_mutation_applied": CONSUMERS,
+    "after:commit_consumer_run": CONSUMERS,
 }
-"""Where a keep process is killed, and how many runs pass there (one kill each): the
-producer's run and the four consumers'. ``before:record_mutation_applied`` is the gap
+"""Where a keep process is killed, and the handlers whose runs pass there (one kill each):
+the producer ``poll`` and the four consumers. ``before:record_mutation_applied`` is the gap
 between an effect and its record, which only each connector's reconciliation closes."""
 
 
@@ -59,20 +62,26 @@ class Setup:
     """The servers, keep.toml, store and the environment the keep processes run in."""
 
     def __init__(
-        self, tmp: Path, http: RunningService, smtp: SmtpServer, mcp_url: str, state: Path
+        self,
+        tmp: Path,
+        http: RunningService,
+        smtp: SmtpServer,
+        mcp_url: str,
+        state: Path,
+        sql_url: str,
     ) -> None:
         self.tmp = tmp
         self.http = http
         self.smtp = smtp
         self.state = state
-        self.orders = tmp / "orders.db"
-        with sqlite3.connect(self.orders) as db:
-            db.execute(ORDERS_TABLE)
+        self.orders = create_engine(sql_url, poolclass=NullPool)
+        with self.orders.begin() as db:
+            db.execute(text(ORDERS_TABLE))
         http.state.contacts["c1"] = {"name": "Ada", "email": "ada@example.com"}
         services = Services(
             mcp_url=mcp_url,
             http_url=http.url,
-            sql_url=f"sqlite:///{self.orders}",
+            sql_url=sql_url,
             smtp_port=smtp.port,
             sent=smtp.recorder.sent,
         )
@@ -85,7 +94,9 @@ class Setup:
         site = tmp / "site"
         info = site / "keep_killpoint-1.0.dist-info"
         info.mkdir(parents=True)
-        (info / "METADATA").write_text("Metadata-Version: 2.1\nName: keep-killpoint\nVersion: 1.0\n")
+        (info / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: keep-killpoint\nVersion: 1.0\n"
+        )
         (info / "entry_points.txt").write_text(
             "[keep_sdk]\nkillpoint = tests.connectors.e2e.killpoint\n"
         )
@@ -96,7 +107,7 @@ class Setup:
             PYTHONPATH=os.pathsep.join([str(site), str(ROOT)]),
             KEEP_CONFIG=str(self.config),
             CRM_TOKEN=TOKEN,
-            KEEP_TEST_KILL_LOG=str(self.kill_log),
+            **{KILL_LOG: str(self.kill_log)},
         )
 
     def keep(self, *args: str, kill_at: str | None) -> subprocess.CompletedProcess[str]:
@@ -144,15 +155,32 @@ class Setup:
             store.close()
 
 
-@pytest.fixture
-def setup(tmp_path: Path) -> Iterator[Setup]:
+@contextmanager
+def _setup(tmp_path: Path, sql_url: str) -> Iterator[Setup]:
     state = tmp_path / "notes.json"
     with (
         running_service(TOKEN) as http,
         smtp_server(tmp_path / "Sent") as smtp,
         http_server(state) as mcp_url,
     ):
-        yield Setup(tmp_path, http, smtp, mcp_url, state)
+        running = Setup(tmp_path, http, smtp, mcp_url, state, sql_url)
+        yield running
+        running.orders.dispose()
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Iterator[Setup]:
+    """Every server, with the orders table in a SQLite file."""
+    with _setup(tmp_path, f"sqlite:///{tmp_path / 'orders.db'}") as running:
+        yield running
+
+
+@pytest.fixture
+def setup_postgres(tmp_path: Path, postgres_server: PostgresServer) -> Iterator[Setup]:
+    """Every server, with the orders table in a fresh PostgreSQL database."""
+    url = postgres_server.create_database("orders")
+    with _setup(tmp_path, url.replace("postgresql://", "postgresql+psycopg://")) as running:
+        yield running
 
 
 def _effects_exactly_once(setup: Setup, store: Store) -> None:
@@ -170,9 +198,9 @@ def _effects_exactly_once(setup: Setup, store: Store) -> None:
     assert [(n["key"], n["text"]) for n in notes(setup.state)] == [(key["notes"], "ship o1 to Ada")]
     assert json_calls(setup.state) == 1
 
-    with sqlite3.connect(setup.orders) as db:
-        rows = db.execute("SELECT id, ticket, idem_key FROM orders").fetchall()
-    assert rows == [("o1", "n1", key["orders"])]
+    with setup.orders.connect() as db:
+        rows = db.execute(text("SELECT id, ticket, idem_key FROM orders")).all()
+    assert [tuple(row) for row in rows] == [("o1", "n1", key["orders"])]
 
     posts = Counter(
         r["idempotencyKey"]
@@ -189,8 +217,6 @@ def _effects_exactly_once(setup: Setup, store: Store) -> None:
 
 def json_calls(state: Path) -> int:
     """How many times the MCP server's addNote tool was called (every call counts)."""
-    import json
-
     calls: int = json.loads(state.read_text())["calls"]
     return calls
 
@@ -214,9 +240,21 @@ def test_the_workflow_runs_end_to_end_through_keep_run(setup: Setup) -> None:
 def test_sigkill_at_each_checkpoint_of_each_run_leaves_every_effect_exactly_once(
     setup: Setup, point: str
 ) -> None:
+    _kill_everywhere(setup, point)
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+def test_with_the_orders_in_postgresql_a_kill_before_each_record_is_reconciled(
+    setup_postgres: Setup,
+) -> None:
+    _kill_everywhere(setup_postgres, "before:record_mutation_applied")
+
+
+def _kill_everywhere(setup: Setup, point: str) -> None:
     codes = setup.run_to_completion(kill_at=point)
     kills = setup.kill_log.read_text().splitlines()
-    assert len(kills) == POINTS[point], kills
+    assert sorted(kills) == sorted(f"{point} {handler}" for handler in POINTS[point])
     assert codes.count(-9) == len(kills)
     assert codes[-1] == 0
     store = open_store(f"sqlite:///{setup.db}")
