@@ -91,6 +91,7 @@ class Setup:
         self.script.write_text(SOURCE)
         self.db = tmp / "keep.db"
         self.kill_log = tmp / "kills.txt"
+        self.outputs: list[str] = []
         site = tmp / "site"
         info = site / "keep_killpoint-1.0.dist-info"
         info.mkdir(parents=True)
@@ -131,15 +132,15 @@ class Setup:
         common = ("--store", store_url, "--isolation", "in-process", "--until-idle")
         grants = [arg for grant in GRANTS for arg in ("--grant", grant)]
         codes: list[int] = []
-        outputs: list[str] = []
+        outputs = self.outputs
         process = self.keep("run", str(self.script), *common, *grants, kill_at=kill_at)
         while True:
             codes.append(process.returncode)
-            outputs.append(process.stdout[-1500:] + process.stderr[-1500:])
-            assert process.returncode in (0, -9), "\n---\n".join(outputs)
+            outputs.append(process.stdout + process.stderr)
+            assert process.returncode in (0, -9), "\n---\n".join(o[-3000:] for o in outputs)
             if process.returncode == 0 and self.done():
                 return codes
-            assert len(codes) < MAX_STARTS, f"no progress after {codes}:\n" + outputs[-1]
+            assert len(codes) < MAX_STARTS, f"no progress after {codes}:\n" + outputs[-1][-3000:]
             process = self.keep("worker", *common, kill_at=kill_at)
 
     def done(self) -> bool:
@@ -209,6 +210,10 @@ def _effects_exactly_once(setup: Setup, store: Store) -> None:
     )
     assert posts == {key["crm"]: 1}
     assert [n["text"] for n in setup.http.state.notes.values()] == ["order o1: ticket n1"]
+
+    stored = b"".join(p.read_bytes() for p in setup.tmp.glob("keep.db*"))
+    assert TOKEN.encode() not in stored
+    assert not [o for o in setup.outputs if TOKEN in o]
 
     sent = Counter(m["Message-ID"] for m in setup.smtp.messages())
     assert sent == {message_id_for(key["mail"], "example.org"): 1}
