@@ -30,9 +30,7 @@ def test_the_demo_runs_every_service_through_keep_toml_and_reports_what_each_rec
         "tickets": "mcp",
         "mail": "mail",
     }
-    assert config["connectors"]["status"]["headers"] == {
-        "Authorization": "Bearer ${STATUS_TOKEN}"
-    }
+    assert config["connectors"]["status"]["headers"] == {"Authorization": "Bearer ${STATUS_TOKEN}"}
     assert "ctx.status.listIncidents({})  [read, needs status.read]" in out
     assert "ctx.tickets.openTicket({title, severity})  [mutation, needs tickets.write" in out
     assert "incidents/openTicket: Open a ticket for billing: Invoices delayed: done" in out
