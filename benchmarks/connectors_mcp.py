@@ -83,6 +83,15 @@ def _free_port() -> int:
 
 
 def _measure(transport: str, script: Path, calls: int, rounds: int) -> tuple[float, float]:
+    bare, host = samples(transport, script, calls, rounds)
+    return _median_us(bare), _median_us(host)
+
+
+def samples(
+    transport: str, script: Path, calls: int, rounds: int
+) -> tuple[list[float], list[float]]:
+    """Seconds per call of the bare client and of the host, `rounds` interleaved batches
+    of `calls` each (bare first, then host, in every round)."""
     bare: list[float] = []
     host: list[float] = []
     process = None
@@ -127,7 +136,7 @@ def _measure(transport: str, script: Path, calls: int, rounds: int) -> tuple[flo
         if process is not None:
             process.terminate()
             process.wait(10)
-    return _median_us(bare), _median_us(host)
+    return bare, host
 
 
 def _parts() -> None:

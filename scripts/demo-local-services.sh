@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Start a local MCP server, HTTP API and SMTP server on 127.0.0.1, run a workflow that uses
-# all three (incidents -> MCP tickets -> mail to on-call), print what each service received,
-# stop them. Starts from a fresh demo folder every time.
+# Start a local MCP server, HTTP API and SMTP server on 127.0.0.1, declare them in a
+# keep.toml next to the demo's store, run a workflow that uses all three with `keep run`
+# (incidents -> MCP tickets -> mail to on-call), print what each service received, stop
+# them. Starts from a fresh demo folder every time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -1,15 +1,17 @@
 """The local-services demo: a workflow over a real MCP server, HTTP API and SMTP server.
 
 Started by ``bash scripts/demo-local-services.sh``. Every service listens on
-127.0.0.1 and is stopped at the end. `connectors` builds the three connectors
-from settings; the same settings are written to ``keep.toml`` in the demo folder
-so that, once keep.toml loading is available, the demo can load them from there.
+127.0.0.1 and is stopped at the end. The three connectors are declared in
+``keep.toml`` next to the demo's store (the HTTP API's token as ``${STATUS_TOKEN}``),
+and the workflow runs through the ``keep run`` command, exactly as a user would run it.
 """
 
 from __future__ import annotations
 
 import json
 import mailbox
+import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -23,18 +25,6 @@ from typing import Any
 import httpx
 import uvicorn
 from aiosmtpd.controller import Controller
-from pydantic import BaseModel, ConfigDict
-
-from keep_sdk import TransientError
-from keep_sdk.connectors import Connector, ConnectorSet, operation
-from keep_sdk.connectors.mail import MailSettings
-from keep_sdk.connectors.mail import build as build_mail
-from keep_sdk.connectors.mcp import McpConnector, McpSettings
-from keep_sdk.connectors.mcp import build as build_mcp
-from keep_sdk.model import OperationKind, RunStatus
-from keep_sdk.plugins import KeepPlugins
-from keep_sdk.runtime import Runtime
-from keep_sdk.stores import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVICES = ROOT / "fixtures" / "demo-services"
@@ -42,30 +32,7 @@ sys.path.insert(0, str(SERVICES))
 
 from status_api import make_app  # noqa: E402
 
-
-class NoArguments(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class StatusApi(Connector):
-    """The status page's HTTP API (a plain connector over httpx)."""
-
-    name = "status"
-
-    def __init__(self, base_url: str) -> None:
-        self.client = httpx.Client(base_url=base_url, timeout=10.0)
-
-    @operation(
-        kind=OperationKind.READ, permission="status.read", args=NoArguments, name="listIncidents"
-    )
-    def list_incidents(self, args: NoArguments) -> Any:
-        """Open incidents: {incidents: [{id, service, summary, severity}]}."""
-        try:
-            response = self.client.get("/incidents")
-            response.raise_for_status()
-        except httpx.HTTPError as exc:
-            raise TransientError(f"ctx.status.listIncidents: {exc}") from None
-        return response.json()
+GRANTS = ("status.read", "tickets.write", "mail.send")
 
 
 def free_port() -> int:
@@ -90,23 +57,29 @@ def wait_for(port: int, process: subprocess.Popen[bytes] | None = None) -> None:
 @contextmanager
 def mcp_server(folder: Path) -> Iterator[str]:
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVICES / "tickets_mcp.py"), str(folder / "tickets.json"), str(port)],
-        stderr=(folder / "tickets-mcp.log").open("wb"),
-    )
-    try:
-        wait_for(port, process)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
+    with (folder / "tickets-mcp.log").open("wb") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                str(SERVICES / "tickets_mcp.py"),
+                str(folder / "tickets.json"),
+                str(port),
+            ],
+            stderr=log,
+        )
+        try:
+            wait_for(port, process)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            process.terminate()
+            process.wait(10)
 
 
 @contextmanager
-def http_api() -> Iterator[str]:
+def http_api(token: str) -> Iterator[str]:
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(make_app(), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(make_app(token), host="127.0.0.1", port=port, log_level="warning")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -140,92 +113,91 @@ def smtp_server(sent: Path) -> Iterator[int]:
         controller.stop()
 
 
-def settings(mcp_url: str, smtp_port: int, sent: Path) -> tuple[McpSettings, MailSettings]:
-    tickets = McpSettings(url=mcp_url, reconcile_tool="find_by_key")
-    mail = MailSettings(
-        from_address="keep@example.org",
-        smtp_host="127.0.0.1",
-        smtp_port=smtp_port,
-        security="none",
-        sent_maildir=str(sent),
-    )
-    return tickets, mail
+def keep_toml(mcp_url: str, api_url: str, smtp_port: int, sent: Path) -> str:
+    """The three connectors of the demo; the API token is a secret reference."""
+    return f"""\
+# The demo's services, all on 127.0.0.1 (written by scripts/demo_local_services.py).
+
+[connectors.status]
+type = "http"
+description = "The status page's API."
+base_url = "{api_url}"
+headers = {{ Authorization = "Bearer ${{STATUS_TOKEN}}" }}
+
+[connectors.status.operations.listIncidents]
+kind = "read"
+path = "/incidents"
+description = "Open incidents: {{incidents: [{{id, service, summary, severity}}]}}."
+
+[connectors.tickets]
+type = "mcp"
+url = "{mcp_url}"
+reconcile_tool = "find_by_key"
+
+[connectors.mail]
+type = "mail"
+from_address = "keep@example.org"
+smtp_host = "127.0.0.1"
+smtp_port = {smtp_port}
+security = "none"
+sent_maildir = "{sent}"
+"""
 
 
-def keep_toml(tickets: McpSettings, mail: MailSettings, api_url: str) -> str:
-    """The same connectors as a keep.toml (for the configuration loader)."""
-    return "\n".join(
-        [
-            "[connectors.tickets]",
-            'type = "mcp"',
-            f'url = "{tickets.url}"',
-            f'reconcile_tool = "{tickets.reconcile_tool}"',
-            "",
-            "[connectors.mail]",
-            'type = "mail"',
-            f'from_address = "{mail.from_address}"',
-            f'smtp_host = "{mail.smtp_host}"',
-            f"smtp_port = {mail.smtp_port}",
-            f'security = "{mail.security}"',
-            f'sent_maildir = "{mail.sent_maildir}"',
-            "",
-            "# status: a plain connector in this demo (an HTTP connector once configured)",
-            f'# base_url = "{api_url}"',
-            "",
-        ]
+def keep(folder: Path, token: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The ``keep`` command line on the demo's store (keep.toml is found next to it)."""
+    env = {**os.environ, "STATUS_TOKEN": token}
+    env.pop("KEEP_CONFIG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "keep_sdk", *args, "--store", f"sqlite:///{folder / 'keep.db'}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
 
 
 def run(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     sent = folder / "Sent"
+    token = secrets.token_urlsafe(16)
     with ExitStack() as stack:
         mcp_url = stack.enter_context(mcp_server(folder))
-        api_url = stack.enter_context(http_api())
+        api_url = stack.enter_context(http_api(token))
         smtp_port = stack.enter_context(smtp_server(sent))
         print(f"MCP server   {mcp_url}")
         print(f"HTTP API     {api_url}")
         print(f"SMTP server  127.0.0.1:{smtp_port}")
-        tickets_settings, mail_settings = settings(mcp_url, smtp_port, sent)
-        (folder / "keep.toml").write_text(keep_toml(tickets_settings, mail_settings, api_url))
-        tickets: McpConnector = stack.enter_context(build_mcp("tickets", tickets_settings))
-        connectors = ConnectorSet([tickets, build_mail("mail", mail_settings), StatusApi(api_url)])
-        store = open_store(f"sqlite:///{folder / 'keep.db'}")
-        runtime = Runtime(
-            store, connectors, load_workflow=KeepPlugins(load_entry_points=False).load_workflow
-        )
-        print("\n== deploy the workflow (validated against the three connectors) ==")
-        version = runtime.deploy((SERVICES / "incidents.js").read_text())
-        for permission in ("status.read", "tickets.write", "mail.send"):
-            store.grant_permission("incidents", permission, actor="demo")
-        print(f"incidents v{version}; granted status.read, tickets.write, mail.send")
-        print("\n== run until idle ==")
-        runs = [runtime.run_producer("incidents", "pollStatus")]
-        for consumer, topic in (
-            ("openTicket", "incident.reported"),
-            ("mailOnCall", "ticket.opened"),
-        ):
-            while store.pending_events("incidents", topic, limit=1):
-                runs.append(runtime.run_consumer("incidents", consumer))
-        for record in runs:
-            print(f"  {record.handler:<11} {record.status.value}")
-        failed = [r for r in runs if r.status is not RunStatus.COMMITTED]
+        (folder / "keep.toml").write_text(keep_toml(mcp_url, api_url, smtp_port, sent))
+        print(f"\n== {folder / 'keep.toml'} declares the three connectors ==")
+        listings = [
+            keep(folder, token, "connectors", name) for name in ("status", "tickets", "mail")
+        ]
+        for listed in listings:
+            print(listed.stdout.rstrip() or listed.stderr.rstrip())
+        grants = [arg for grant in GRANTS for arg in ("--grant", grant)]
+        print(f"\n== keep run incidents.js {' '.join(grants)} --until-idle ==")
+        ran = keep(folder, token, "run", str(SERVICES / "incidents.js"), *grants, "--until-idle")
+        print(ran.stdout.rstrip())
+        if ran.stderr.strip():
+            print(ran.stderr.rstrip(), file=sys.stderr)
         print("\n== what each service received ==")
         received = httpx.get(f"{api_url}/_received").json()["requests"]
         print(f"HTTP API:    {json.dumps(received)}")
-        for ticket in json.loads((folder / "tickets.json").read_text()):
+        tickets_file = folder / "tickets.json"
+        for ticket in json.loads(tickets_file.read_text()) if tickets_file.exists() else []:
             print(
                 f"MCP tickets: {ticket['id']} {ticket['title']!r} ({ticket['severity']}), "
                 f"key {ticket['key']}"
             )
-        for message in mailbox.Maildir(sent, create=False):
+        for message in sorted(mailbox.Maildir(sent, create=False), key=lambda m: m["Subject"]):
             print(
                 f"SMTP:        to {message['To']}: {message['Subject']!r} {message['Message-ID']}"
             )
-        store.close()
     print("\nservices stopped")
+    failed = [p.returncode for p in (*listings, ran) if p.returncode != 0]
     if failed:
-        raise SystemExit(f"{len(failed)} run(s) did not commit")
+        raise SystemExit(f"keep exited {failed[0]}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 __all__ = ["CallLimits"]
 
@@ -34,9 +34,12 @@ class CallLimits:
         if start > now:
             time.sleep(start - now)
 
-    @contextmanager
-    def slot(self) -> Iterator[None]:
+    def slot(self) -> AbstractContextManager[object]:
         """Hold one call slot for the duration of a call, after waiting for the rate."""
+        return self._paced() if self.interval_s else self._slots
+
+    @contextmanager
+    def _paced(self) -> Iterator[None]:
         with self._slots:
             self._wait_for_turn()
             yield

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -142,6 +143,32 @@ def test_a_database_that_cannot_be_reached_is_transient(tmp_path):
         with pytest.raises(keep_sdk.TransientError) as caught:
             connector.invoke("openOrders", {"status": "open"})
         assert "cannot connect" in str(caught.value)
+    finally:
+        connector.close()  # type: ignore[attr-defined]
+
+
+def test_a_refused_connection_is_one_message_naming_the_server_not_the_password(tmp_path):
+    path = tmp_path / "keep.toml"
+    path.write_text(CONFIG)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"postgresql+psycopg://app:Pa55-not-shown@127.0.0.1:{port}/shop"
+    [connector] = load_config(path, types=TYPES, environ={"ORDERS_URL": url}).build_connectors()
+    try:
+        for op, args, key in (
+            ("openOrders", {"status": "open"}, None),
+            ("createOrder", {"id": "o1", "customer": "Ada", "total": 1, "note": "n"}, "keep-1"),
+        ):
+            with pytest.raises(keep_sdk.TransientError) as caught:
+                connector.invoke(op, args, idempotency_key=key)
+            message = str(caught.value)
+            assert message.startswith(
+                f"ctx.orders.{op}: cannot connect to the database of connector 'orders'"
+            )
+            assert f"port {port} failed: Connection refused" in message
+            assert "nothing was run" in message
+            assert "Pa55" not in message
     finally:
         connector.close()  # type: ignore[attr-defined]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Literal
 
@@ -25,7 +26,12 @@ CREDENTIAL_HEADERS = frozenset(
 
 def path_parameters(template: str) -> list[str]:
     """The ``{name}`` placeholders of a path template; ``ValueError`` on a malformed one."""
-    names = _PARAM.findall(template)
+    return list(_parameters(template))
+
+
+@functools.lru_cache(maxsize=512)
+def _parameters(template: str) -> tuple[str, ...]:
+    names = tuple(_PARAM.findall(template))
     for name in names:
         if not _IDENT.match(name):
             raise ValueError(f"path {template!r} has a placeholder {{{name}}}; use {{argument}}")

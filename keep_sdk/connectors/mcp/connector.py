@@ -194,15 +194,29 @@ def build(name: str, settings: McpSettings) -> McpConnector:
     try:
         tools = link.list_tools()
         cls = connector_class(name, settings, tools)
-    except (Unreachable, Dropped, CallFailed) as exc:
+    except Unreachable as exc:
         _shutdown(link, portal)
-        what = "start" if settings.command is not None else "reach"
-        raise ConfigurationError(
-            f"connector {name!r}: could not {what} the MCP server {settings.where()} and list "
-            f"its tools: {exc}; check `{'command' if settings.command else 'url'}` and that "
-            "the server runs"
-        ) from None
+        if exc.status in (401, 403):
+            raise ConfigurationError(
+                f"connector {name!r}: the MCP server {settings.where()} refused the credentials "
+                f"({exc}); check `headers` of [connectors.{name}] in keep.toml and the secret "
+                "they reference"
+            ) from None
+        raise _unstarted(name, settings, exc) from None
+    except (Dropped, CallFailed) as exc:
+        _shutdown(link, portal)
+        raise _unstarted(name, settings, exc) from None
     except BaseException:
         _shutdown(link, portal)
         raise
     return cls(link, portal)
+
+
+def _unstarted(name: str, settings: McpSettings, exc: Exception) -> ConfigurationError:
+    """The one message of a server that could not be started or reached at build."""
+    what = "start" if settings.command is not None else "reach"
+    return ConfigurationError(
+        f"connector {name!r}: could not {what} the MCP server {settings.where()} and list "
+        f"its tools: {exc}; check `{'command' if settings.command else 'url'}` and that "
+        "the server runs"
+    )

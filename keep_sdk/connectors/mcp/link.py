@@ -26,7 +26,14 @@ META_KEY = "idempotencyKey"
 
 
 class Unreachable(Exception):
-    """The server could not be reached or did not initialise: nothing was sent."""
+    """The server could not be reached or did not initialise: nothing was sent.
+
+    `status` is the HTTP status a server over HTTP answered with (401 for a refused
+    token), None when it did not answer."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class Dropped(Exception):
@@ -125,7 +132,7 @@ class Link:
                 await stop.wait()
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(Unreachable(_describe(exc)))
+                ready.set_exception(Unreachable(_describe(exc), status=_status(exc)))
             if isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
@@ -268,9 +275,22 @@ def _errlog() -> TextIO:
     return open(os.devnull, "w")
 
 
-def _describe(exc: BaseException) -> str:
-    """A one-line account of a connection failure, unwrapping exception groups."""
+def _innermost(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    return exc
+
+
+def _status(exc: BaseException) -> int | None:
+    """The HTTP status behind a connection failure, if the server answered."""
+    inner = _innermost(exc)
+    return inner.response.status_code if isinstance(inner, httpx.HTTPStatusError) else None
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line account of a connection failure, unwrapping exception groups."""
+    exc = _innermost(exc)
+    if isinstance(exc, httpx.HTTPStatusError):
+        return f"it answered HTTP {exc.response.status_code} {exc.response.reason_phrase}"
     text = str(exc).strip() or type(exc).__name__
     return f"{type(exc).__name__}: {text}" if text != type(exc).__name__ else text

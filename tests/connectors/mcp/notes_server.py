@@ -28,6 +28,7 @@ def main() -> None:
     parser.add_argument("state")
     parser.add_argument("--http", type=int)
     parser.add_argument("--variant", default="base")
+    parser.add_argument("--token", help="over HTTP: answer 401 unless `Bearer TOKEN` is sent")
     options = parser.parse_args()
     state = Path(options.state)
     fault_file = state.with_name(state.name + ".fault")
@@ -127,10 +128,30 @@ def main() -> None:
         await ctx.session.send_tool_list_changed()
         return "grown"
 
-    if options.http:
+    if options.http and options.token:
+        serve_guarded(server, options.http, options.token)
+    elif options.http:
         server.run(transport="streamable-http")
     else:
         server.run(transport="stdio")
+
+
+def serve_guarded(server: FastMCP, port: int, token: str) -> None:
+    """The streamable HTTP app behind a bearer-token check, as a real deployment has."""
+    import uvicorn
+    from starlette.responses import JSONResponse
+    from starlette.types import Receive, Scope, Send
+
+    inner = server.streamable_http_app()
+    expected = f"Bearer {token}".encode()
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            await JSONResponse({"error": "invalid_token"}, status_code=401)(scope, receive, send)
+            return
+        await inner(scope, receive, send)
+
+    uvicorn.run(guarded, host="127.0.0.1", port=port, log_level="warning")
 
 
 if __name__ == "__main__":

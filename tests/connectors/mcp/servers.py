@@ -31,12 +31,25 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(state: Path, variant: str = "base", port: int | None = None) -> Iterator[str]:
-    """Run the notes server over streamable HTTP on 127.0.0.1; yield its MCP URL."""
+def http_server(
+    state: Path, variant: str = "base", port: int | None = None, token: str | None = None
+) -> Iterator[str]:
+    """Run the notes server over streamable HTTP on 127.0.0.1; yield its MCP URL. With
+    `token`, the server answers 401 to a request without ``Authorization: Bearer <token>``."""
     port = port or free_port()
     log = state.with_name(state.name + ".http.log").open("w")
+    guard = ["--token", token] if token else []
     process = subprocess.Popen(
-        [sys.executable, str(SERVER), str(state), "--http", str(port), "--variant", variant],
+        [
+            sys.executable,
+            str(SERVER),
+            str(state),
+            "--http",
+            str(port),
+            "--variant",
+            variant,
+            *guard,
+        ],
         stdout=log,
         stderr=subprocess.STDOUT,
     )

@@ -271,3 +271,23 @@ def test_each_key_takes_effect_once_however_often_it_is_sent(state: Path) -> Non
 
     with build("notes", stdio_settings(state, reconcile_tool="find_by_key")) as connector:
         check()
+
+
+def test_a_wrong_token_is_one_clear_message_without_the_token(state: Path) -> None:
+    with http_server(state, token="right-t0ken-4711") as url:
+        good = build(
+            "notes", McpSettings(url=url, headers={"Authorization": "Bearer right-t0ken-4711"})
+        )
+        with good:
+            assert good.invoke("searchNotes", {"query": ""}) == {"notes": []}
+        wrong = McpSettings(
+            url=url, headers={"Authorization": "Bearer wr0ng-t0ken-1234"}, connect_timeout_s=5
+        )
+        with pytest.raises(ConfigurationError) as caught:
+            build("notes", wrong)
+    message = str(caught.value)
+    assert message == (
+        f"connector 'notes': the MCP server {url} refused the credentials (it answered HTTP "
+        "401 Unauthorized); check `headers` of [connectors.notes] in keep.toml and the "
+        "secret they reference"
+    )
