@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from keep_sdk.contract.workflow import WorkflowManifest
 from keep_sdk.model import HandlerPhase
 
-__all__ = ["Diagnostic", "Report", "ReportSet", "Severity"]
+__all__ = ["Diagnostic", "RelatedLocation", "Report", "ReportSet", "Severity"]
 
 _FORMAT_VERSION: Literal[1] = 1
 
@@ -24,6 +24,21 @@ class Severity(StrEnum):
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RelatedLocation(_Frozen):
+    """Another place in the script that belongs to a diagnostic's one cause.
+
+    The first mutation that a second one follows, the line inside a helper
+    that a call in the handler reaches, code that the misplaced mutation
+    keeps from running. Lines and columns as in `Diagnostic`.
+    """
+
+    message: str = Field(description="What this place is, in a few words.")
+    line: int = Field(ge=1)
+    column: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    end_column: int = Field(ge=1)
 
 
 class Diagnostic(_Frozen):
@@ -47,6 +62,11 @@ class Diagnostic(_Frozen):
         description="Where it was found: `producers.<name>` or `consumers.<name>.<phase>`.",
     )
     phase: HandlerPhase | None = Field(default=None, description="Phase of that handler.")
+    related: list[RelatedLocation] = Field(
+        default_factory=list,
+        description="Other places of the same cause, in source order; the diagnostic's own "
+        "location is the one to change.",
+    )
 
     def location(self) -> str:
         """``file:line:column`` as compilers print it."""

@@ -22,8 +22,8 @@ INVALID = [
     Case(
         "local-of-another-helper",
         workflow(
-            before="function first() {\n  const total = 1;\n  return total;\n}\nfunction second() {\n  return total; // here\n}",
-            next_="return { n: second() };",
+            before="function first() {\n  const total = 1;\n  return total;\n}\nfunction second() {\n  return total;\n}",
+            next_="return { n: second() }; // here",
         ),
     ),
     Case(
