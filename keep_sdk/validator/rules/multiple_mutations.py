@@ -130,9 +130,9 @@ def _finding(
         arguments["line"] = str(line_of(analysis, first.node if same_site else first.site))
     related: list[Related] = list(helper_related(primary, f"`ctx.{primary.target}`"))
     for call in members:
-        if call is primary:
-            continue
         key = call_key(call)
+        if key == call_key(primary):
+            continue
         if key not in repeated:
             what = f"the first mutation, `ctx.{call.target}`"
         elif repeated[key][0] == "loop":
