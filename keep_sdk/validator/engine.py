@@ -132,7 +132,7 @@ def _validate(
     return trusted(
         Report,
         {
-            "format_version": 1,
+            "format_version": 2,
             "file": filename,
             "diagnostics": ordered,
             "workflow": analysis.manifest,

@@ -59,8 +59,9 @@ def _text_block(diagnostic: Diagnostic, lines: list[str]) -> str:
 
 
 def render_json(reports: Sequence[Report]) -> str:
-    """The JSON output: a `ReportSet` (its schema is ``ReportSet.json_schema()``)."""
-    return ReportSet.of(list(reports)).model_dump_json(indent=2)
+    """The JSON output: a `ReportSet` with camelCase keys (its schema is
+    ``ReportSet.json_schema()``)."""
+    return ReportSet.of(list(reports)).model_dump_json(indent=2, by_alias=True)
 
 
 class _Placeholders(dict[str, str]):

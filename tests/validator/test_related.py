@@ -224,8 +224,8 @@ def test_related_locations_in_text_json_and_sarif() -> None:
             "message": "the first mutation, `ctx.gmail.send`",
             "line": 12,
             "column": 7,
-            "end_line": 12,
-            "end_column": related.end_column,
+            "endLine": 12,
+            "endColumn": related.end_column,
         }
     ]
     log = json.loads(render_sarif([report], BUILTIN_RULES))
