@@ -1,8 +1,9 @@
 """One misplaced mutation gives one diagnostic; the rest of its cause are related locations.
 
 The property test builds workflows around one injected misplacement (a
-mutation in the wrong phase, a second mutation, one in a loop or a `try`, a
-used result, code after the mutation), directly or through a helper, among
+mutation in the wrong phase, a second mutation, one in a loop, a callback or a
+`try`, a used result, code after the mutation), directly, through an alias of
+the operation or through a helper, among
 random harmless statements, and requires exactly one error, at the injected
 site: the call in the handler when a helper is involved.
 """
@@ -58,7 +59,7 @@ class Injection:
     kind: str
     mutation: str
     other: str
-    helper: bool
+    form: str
     before: tuple[str, ...]
     after: tuple[str, ...]
 
@@ -73,22 +74,26 @@ def injections(draw: st.DrawFn) -> Injection:
     mutation = draw(st.sampled_from(MUTATIONS))
     other = draw(st.sampled_from(MUTATIONS))
     kind = draw(st.sampled_from(KINDS))
-    helper = draw(st.booleans())
+    form = draw(st.sampled_from(["direct", "helper", "alias"]))
     before = fillers(draw, 0)
     after = fillers(draw, 10)
     if kind == "code-after" and not after:
         after = ('console.log("after");',)
-    return Injection(kind, mutation, other, helper, before, after)
+    return Injection(kind, mutation, other, form, before, after)
 
 
 def build(injection: Injection) -> str:
     """The workflow with the misplacement injected; the injected line ends with `// site`."""
     helper = ""
     call = f"await {injection.mutation}"
-    if injection.helper:
+    before = "\n".join(injection.before)
+    if injection.form == "helper":
         helper = f"async function notify(ctx) {{\n  return {injection.mutation};\n}}"
         call = "await notify(ctx)"
-    before = "\n".join(injection.before)
+    elif injection.form == "alias":
+        target, _, arguments = injection.mutation.partition("(")
+        before = f"const op = {target};\n{before}"
+        call = f"await op({arguments}"
     after = "\n".join(injection.after)
     single = f"await {injection.other};"
     prepare = "return { reservations: [], data: { items: [1, 2] } };"
