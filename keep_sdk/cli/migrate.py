@@ -67,7 +67,7 @@ def migrate_command(file: str, output: str | None, name: str | None, as_json: bo
                 {"line": note.line or None, "message": note.message, "todo": note.todo}
                 for note in migration.notes
             ],
-            "report": json.loads(report.model_dump_json()),
+            "report": json.loads(report.model_dump_json(by_alias=True)),
         }
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:

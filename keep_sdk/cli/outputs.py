@@ -16,6 +16,7 @@ from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import Event, LedgerEntry, RunRecord, UtcDatetime
 from keep_sdk.scheduler import Activity, StatusReport
 from keep_sdk.stores import PublishResult, WorkflowRecord
+from keep_sdk.validator import ReportSet
 
 __all__ = ["OUTPUTS", "RunOutput", "SuiteOutput", "WorkflowOutput", "output_schema"]
 
@@ -85,9 +86,10 @@ OUTPUTS: dict[str, Any] = {
     "runs": list[RunRecord],
     "skip": Event,
     "status": StatusReport,
+    "validate": ReportSet,
 }
-"""Command → the type of its `--json` output (``keep validate`` has its own report schema,
-docs/validator-report.schema.json)."""
+"""Command → the type of its `--json` output (``keep validate``: ``--format json``, also
+published as docs/validator-report.schema.json)."""
 
 
 def output_schema(command: str) -> dict[str, Any]:

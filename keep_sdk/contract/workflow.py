@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, with_config
+from pydantic.alias_generators import to_camel
 
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HandlerPhase
@@ -32,6 +33,11 @@ Positive = Annotated[int, Field(ge=1)]
 Offset = Annotated[int, Field(ge=0)]
 
 
+_CAMEL = ConfigDict(alias_generator=to_camel, populate_by_name=True)
+"""JSON spells fields in camelCase (``startLine``); Python and stored manifests by name."""
+
+
+@with_config(_CAMEL)
 @dataclass(frozen=True, slots=True)
 class Span:
     """A range of a script: 1-based lines and columns (end exclusive) and character offsets.
@@ -51,7 +57,7 @@ class Span:
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", **_CAMEL)
 
 
 class IntervalSchedule(_Frozen):

@@ -16,7 +16,13 @@ from keep_sdk.contract.workflow import (
     Span,
     WorkflowManifest,
 )
-from keep_sdk.validator.diagnostics import Diagnostic, Report, ReportSet, Severity
+from keep_sdk.validator.diagnostics import (
+    Diagnostic,
+    RelatedLocation,
+    Report,
+    ReportSet,
+    Severity,
+)
 from keep_sdk.validator.engine import analyze, validate
 from keep_sdk.validator.facts import (
     Analysis,
@@ -33,7 +39,7 @@ from keep_sdk.validator.facts import (
     UnknownOperationUse,
 )
 from keep_sdk.validator.render import render_json, render_sarif, render_text, sarif_log
-from keep_sdk.validator.rule import Finding, Rule, RuleMeta
+from keep_sdk.validator.rule import Finding, Related, Rule, RuleMeta
 
 __all__ = [
     "Analysis",
@@ -51,6 +57,8 @@ __all__ = [
     "HandlerLocation",
     "IntervalSchedule",
     "ProducerManifest",
+    "Related",
+    "RelatedLocation",
     "Report",
     "ReportSet",
     "Rule",

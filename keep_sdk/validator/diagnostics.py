@@ -6,13 +6,14 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from keep_sdk.contract.workflow import WorkflowManifest
 from keep_sdk.model import HandlerPhase
 
-__all__ = ["Diagnostic", "Report", "ReportSet", "Severity"]
+__all__ = ["Diagnostic", "RelatedLocation", "Report", "ReportSet", "Severity"]
 
-_FORMAT_VERSION: Literal[1] = 1
+_FORMAT_VERSION: Literal[2] = 2
 
 
 class Severity(StrEnum):
@@ -23,7 +24,24 @@ class Severity(StrEnum):
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class RelatedLocation(_Frozen):
+    """Another place in the script that belongs to a diagnostic's one cause.
+
+    The first mutation that a second one follows, the line inside a helper
+    that a call in the handler reaches, code that the misplaced mutation
+    keeps from running. Lines and columns as in `Diagnostic`.
+    """
+
+    message: str = Field(description="What this place is, in a few words.")
+    line: int = Field(ge=1)
+    column: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    end_column: int = Field(ge=1)
 
 
 class Diagnostic(_Frozen):
@@ -47,6 +65,11 @@ class Diagnostic(_Frozen):
         description="Where it was found: `producers.<name>` or `consumers.<name>.<phase>`.",
     )
     phase: HandlerPhase | None = Field(default=None, description="Phase of that handler.")
+    related: list[RelatedLocation] = Field(
+        default_factory=list,
+        description="Other places of the same cause, in source order; the diagnostic's own "
+        "location is the one to change.",
+    )
 
     def location(self) -> str:
         """``file:line:column`` as compilers print it."""
@@ -60,8 +83,9 @@ class Report(_Frozen):
     handler locations); it is None when the script's shape could not be read.
     """
 
-    format_version: Literal[1] = Field(
-        default=_FORMAT_VERSION, description="Bumped on incompatible changes."
+    format_version: Literal[2] = Field(
+        default=_FORMAT_VERSION,
+        description="Bumped on incompatible changes (2: camelCase keys, related locations).",
     )
     file: str | None = None
     diagnostics: list[Diagnostic] = Field(default_factory=list)
@@ -90,8 +114,9 @@ class Report(_Frozen):
 class ReportSet(_Frozen):
     """The JSON output of ``keep validate``: one report per script."""
 
-    format_version: Literal[1] = Field(
-        default=_FORMAT_VERSION, description="Bumped on incompatible changes."
+    format_version: Literal[2] = Field(
+        default=_FORMAT_VERSION,
+        description="Bumped on incompatible changes (2: camelCase keys, related locations).",
     )
     reports: list[Report] = Field(default_factory=list)
     error_count: int = Field(ge=0)

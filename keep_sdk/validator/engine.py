@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HostPolicy
-from keep_sdk.validator.diagnostics import Diagnostic, Report
+from keep_sdk.validator.diagnostics import Diagnostic, RelatedLocation, Report
 from keep_sdk.validator.extract import extract_workflow
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.globals_scan import scan_globals
 from keep_sdk.validator.implicit_scan import scan_implicit_code
-from keep_sdk.validator.rule import Finding, Rule
+from keep_sdk.validator.rule import Finding, Related, Rule
 from keep_sdk.validator.rules import BUILTIN_RULES, BUILTIN_VOCABULARY
 from keep_sdk.validator.scope import module_scope
 from keep_sdk.validator.source import SourceText
@@ -105,26 +105,34 @@ def _validate(
     rules: Sequence[Rule],
 ) -> Report:
     analysis = _analyze(source, connectors, policy, filename, _vocabulary(rules))
-    diagnostics: dict[tuple[object, ...], Diagnostic] = {}
+    found: list[tuple[Rule, Finding]] = []
+    absorbed: set[tuple[str, int, int]] = set()
     for rule in rules:
         for finding in rule.check(analysis):
-            diagnostic = _diagnostic(rule, finding, analysis)
-            key = (
-                diagnostic.rule,
-                diagnostic.line,
-                diagnostic.column,
-                diagnostic.end_line,
-                diagnostic.end_column,
-                diagnostic.message,
-            )
-            diagnostics.setdefault(key, diagnostic)
+            found.append((rule, finding))
+            for rule_id, node in finding.absorbs:
+                absorbed.add((rule_id, node.start_byte, node.end_byte))
+    diagnostics: dict[tuple[object, ...], Diagnostic] = {}
+    for rule, finding in found:
+        if absorbed and (rule.meta.id, *finding.byte_range()) in absorbed:
+            continue
+        diagnostic = _diagnostic(rule, finding, analysis)
+        key = (
+            diagnostic.rule,
+            diagnostic.line,
+            diagnostic.column,
+            diagnostic.end_line,
+            diagnostic.end_column,
+            diagnostic.message,
+        )
+        diagnostics.setdefault(key, diagnostic)
     ordered = sorted(
         diagnostics.values(), key=lambda d: (d.line, d.column, d.rule, d.end_line, d.end_column)
     )
     return trusted(
         Report,
         {
-            "format_version": 1,
+            "format_version": 2,
             "file": filename,
             "diagnostics": ordered,
             "workflow": analysis.manifest,
@@ -158,6 +166,16 @@ def _diagnostic(rule: Rule, finding: Finding, analysis: Analysis) -> Diagnostic:
         handler = analysis.handler_at(finding.node)
     if (end_line, end_column) <= (line, column):
         end_line, end_column = line, column + 1
+    related: list[RelatedLocation] = []
+    for item in finding.related:
+        location = _related(item, analysis)
+        if (location.line, location.column, location.end_line, location.end_column) != (
+            line,
+            column,
+            end_line,
+            end_column,
+        ):
+            related.append(location)
     return trusted(
         Diagnostic,
         {
@@ -172,5 +190,24 @@ def _diagnostic(rule: Rule, finding: Finding, analysis: Analysis) -> Diagnostic:
             "end_column": end_column,
             "handler": handler.label if handler is not None else None,
             "phase": handler.phase if handler is not None else None,
+            "related": related,
+        },
+    )
+
+
+def _related(item: Related, analysis: Analysis) -> RelatedLocation:
+    source = analysis.source
+    line, column = source.position(item.node.start_byte)
+    end_line, end_column = source.position(max(item.node.start_byte, item.node.end_byte))
+    if (end_line, end_column) <= (line, column):
+        end_line, end_column = line, column + 1
+    return trusted(
+        RelatedLocation,
+        {
+            "message": item.message,
+            "line": line,
+            "column": column,
+            "end_line": end_line,
+            "end_column": end_column,
         },
     )

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import tree_sitter
-from croniter import croniter
 
 from keep_sdk.contract.workflow import (
     ConsumerManifest,
@@ -27,6 +26,7 @@ from keep_sdk.contract.workflow import (
     WorkflowManifest,
 )
 from keep_sdk.model import HandlerKind, HandlerPhase, HostPolicy
+from keep_sdk.validator.cron import is_valid_cron
 from keep_sdk.validator.facts import Handler, ShapeProblem, TopicUse
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import FUNCTION_TYPES, Scope, string_literal
@@ -386,7 +386,7 @@ class _Reader:
             return trusted(
                 IntervalSchedule, {"kind": "interval", "seconds": float(seconds), "every": text}
             )
-        if text is None or len(text.split()) != 5 or not croniter.is_valid(text):
+        if text is None or not is_valid_cron(text):
             self.problem(
                 "bad-schedule",
                 item.value,

@@ -49,13 +49,19 @@ def _text_block(diagnostic: Diagnostic, lines: list[str]) -> str:
         padding = "".join("\t" if c == "\t" else " " for c in shown[:start])
         out.append(f"  {number} | {shown}")
         out.append(f"  {gutter} | {padding}{'^' * (stop - start)}")
+    for related in diagnostic.related:
+        out.append(
+            f"  note: {diagnostic.file or '<script>'}:{related.line}:{related.column}: "
+            f"{related.message}"
+        )
     out.append(f"  hint: {diagnostic.hint}")
     return "\n".join(out)
 
 
 def render_json(reports: Sequence[Report]) -> str:
-    """The JSON output: a `ReportSet` (its schema is ``ReportSet.json_schema()``)."""
-    return ReportSet.of(list(reports)).model_dump_json(indent=2)
+    """The JSON output: a `ReportSet` with camelCase keys (its schema is
+    ``ReportSet.json_schema()``)."""
+    return ReportSet.of(list(reports)).model_dump_json(indent=2, by_alias=True)
 
 
 class _Placeholders(dict[str, str]):
@@ -142,6 +148,23 @@ def sarif_log(
                     "phase": diagnostic.phase.value if diagnostic.phase else None,
                 },
             }
+            if diagnostic.related:
+                result["relatedLocations"] = [
+                    {
+                        "id": number,
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": uri, "index": artifact_index[uri]},
+                            "region": {
+                                "startLine": related.line,
+                                "startColumn": related.column,
+                                "endLine": related.end_line,
+                                "endColumn": related.end_column,
+                            },
+                        },
+                        "message": {"text": related.message},
+                    }
+                    for number, related in enumerate(diagnostic.related)
+                ]
             if diagnostic.rule in index:
                 result["ruleIndex"] = index[diagnostic.rule]
             results.append(result)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from keep_sdk.validator.facts import Analysis, Handler
     from keep_sdk.validator.vocabulary import WalkVocabulary
 
-__all__ = ["Finding", "Rule", "RuleMeta"]
+__all__ = ["Finding", "Related", "Rule", "RuleMeta"]
 
 _RULE_ID = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 
@@ -69,10 +69,22 @@ class RuleMeta(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
+class Related:
+    """Another place of a finding's cause: `node` and a few words saying what it is."""
+
+    node: tree_sitter.Node
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One problem a rule found: where (a node, or explicit byte offsets), which message.
 
     `handler` is the handler phase the problem belongs to, when there is one.
+    `related` are the other places of the same cause (a diagnostic's related
+    locations). `absorbs` names findings this one stands for, as (rule id,
+    node) pairs: when that rule finds a problem at exactly that node, the
+    report keeps this finding only, so one cause gives one diagnostic.
     """
 
     message_id: str
@@ -81,6 +93,8 @@ class Finding:
     handler: Handler | None = None
     start_byte: int | None = None
     end_byte: int | None = None
+    related: tuple[Related, ...] = ()
+    absorbs: tuple[tuple[str, tree_sitter.Node], ...] = ()
 
     def byte_range(self) -> tuple[int, int]:
         """The (start, end) byte offsets this finding points at."""

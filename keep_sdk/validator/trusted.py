@@ -4,7 +4,8 @@ The validator creates a dozen models per script (manifest, handler locations,
 diagnostics, the report). Their values come from the validator's own code,
 never from the script, so validation would only repeat what the code already
 guarantees. `trusted` is ``model_construct`` without its per-field defaults,
-aliases and post-init handling, which none of these models use.
+alias lookup and post-init handling: these models have no post-init, and their
+camelCase aliases only spell JSON (fields are given by name).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ def trusted(cls: type[Model], fields: dict[str, Any]) -> Model:
     """An instance of `cls` holding `fields`, which must name every field of `cls` exactly.
 
     Equal to ``cls.model_construct(**fields)``; nothing is validated. Only for
-    models without aliases, private attributes or ``model_post_init``, and
-    with ``extra`` not set to ``allow``.
+    models that accept their fields by name (no aliases, or ``populate_by_name``),
+    without private attributes or ``model_post_init``, and with ``extra`` not set
+    to ``allow``.
     """
     model = cls.__new__(cls)
     _set(model, "__dict__", fields)

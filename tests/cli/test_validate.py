@@ -130,3 +130,27 @@ def test_pre_commit_hook_runs_keep_validate() -> None:
     assert hook["entry"] == "keep validate"
     assert hook["language"] == "python"
     assert "javascript" in hook["types"]
+
+
+def test_json_is_camel_case_and_matches_keep_schema_output_validate() -> None:
+    import re
+
+    import jsonschema
+
+    code, out, _ = keep("--format", "json", str(FIXTURES / "invalid" / "multiple_mutations.js"))
+    assert code == 1
+    document = json.loads(out)
+    keys: set[str] = set()
+    stack: list[object] = [document]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            keys |= set(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    assert not [key for key in keys if re.search(r"[a-z0-9]_[a-z]", key)]
+    assert {"formatVersion", "errorCount", "endLine", "related", "defaultExport"} <= keys
+    schema = CliRunner().invoke(cli, ["schema", "--output", "validate"])
+    assert schema.exit_code == 0, schema.output
+    jsonschema.validate(document, json.loads(schema.stdout))

@@ -50,7 +50,8 @@ def test_json_output_matches_the_published_schema(reports: list) -> None:
     data = json.loads(render_json(reports))
     schema = ReportSet.json_schema()
     jsonschema.validate(data, schema)
-    assert data["error_count"] == sum(len(r.errors) for r in reports)
+    assert data["errorCount"] == sum(len(r.errors) for r in reports)
+    assert data["formatVersion"] == 2
     assert json.loads(PUBLISHED_SCHEMA.read_text()) == schema, (
         "docs/validator-report.schema.json is stale; regenerate it with "
         "python -c 'import json, keep_sdk.validator as v; "

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
-from keep_sdk.validator.rule import Finding, Rule, RuleMeta
+from keep_sdk.validator.rule import Finding, Related, Rule, RuleMeta
 from keep_sdk.validator.rules._support import through, why
 
 __all__ = ["rule"]
@@ -87,7 +87,15 @@ def check(analysis: Analysis) -> Iterator[Finding]:
     """Every budget the walk hit."""
     for fact in analysis.limits:
         arguments = {"bound": fact.bound, "through": through(analysis, fact)}
-        yield Finding(fact.limit, fact.node, arguments, fact.handler)
+        yield Finding(
+            fact.limit,
+            fact.node,
+            arguments,
+            fact.handler,
+            related=(Related(fact.site, "the call in the handler that leads here"),)
+            if fact.via
+            else (),
+        )
 
 
 rule = Rule(META, check)

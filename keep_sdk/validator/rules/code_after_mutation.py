@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from keep_sdk.validator.diagnostics import Severity
-from keep_sdk.validator.facts import Analysis, CapabilityCall
-from keep_sdk.validator.rule import Finding, Rule, RuleMeta
-from keep_sdk.validator.rules._support import line_of, why
+from keep_sdk.validator.facts import Analysis, CapabilityCall, CodeAfterMutation
+from keep_sdk.validator.rule import Finding, Related, Rule, RuleMeta
+from keep_sdk.validator.rules._support import call_key, helper_related, in_order, line_of, why
 
 __all__ = ["rule"]
 
@@ -41,13 +41,48 @@ META = RuleMeta(
 
 
 def check(analysis: Analysis) -> Iterator[Finding]:
-    """Each statement the walk found running after a mutation in `mutate`."""
+    """One finding per group of code-after facts that share a statement or a mutation.
+
+    The group's first statement is the finding; the other statements, the
+    mutations they follow and the lines inside helpers are its related locations.
+    """
+    groups: dict[object, list[CodeAfterMutation]] = {}
+    parent: dict[object, object] = {}
+
+    def root(key: object) -> object:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
     for fact in analysis.code_after_mutation:
+        a, b = root(("node", fact.node.id)), root(("call", call_key(fact.mutation)))
+        if a != b:
+            parent[b] = a
+    for fact in analysis.code_after_mutation:
+        groups.setdefault(root(("node", fact.node.id)), []).append(fact)
+    for facts in groups.values():
+        facts.sort(key=lambda fact: (fact.node.start_byte, -fact.node.end_byte))
+        first = facts[0]
+        related: list[Related] = []
+        seen_nodes = {first.node.id}
+        seen_calls: set[tuple[int, int]] = set()
+        for fact in facts:
+            key = call_key(fact.mutation)
+            if key not in seen_calls:
+                seen_calls.add(key)
+                related.append(
+                    Related(fact.mutation.site, f"the mutation `ctx.{fact.mutation.target}`")
+                )
+                related.extend(helper_related(fact.mutation, f"`ctx.{fact.mutation.target}`"))
+            if fact.node.id not in seen_nodes:
+                seen_nodes.add(fact.node.id)
+                related.append(Related(fact.node, "more code that can run after the mutation"))
         yield Finding(
             "after",
-            fact.node,
-            {"target": fact.mutation.target, "where": _where(analysis, fact.mutation)},
-            fact.handler,
+            first.node,
+            {"target": first.mutation.target, "where": _where(analysis, first.mutation)},
+            first.handler,
+            related=in_order(related),
         )
 
 

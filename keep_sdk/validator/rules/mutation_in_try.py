@@ -19,7 +19,15 @@ from keep_sdk.model import HandlerPhase
 from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
-from keep_sdk.validator.rules._support import through, why
+from keep_sdk.validator.rules._support import (
+    absorb_code_after,
+    call_key,
+    code_after_of,
+    helper_related,
+    in_order,
+    through,
+    why,
+)
 
 __all__ = ["rule"]
 
@@ -43,19 +51,31 @@ META = RuleMeta(
 
 
 def check(analysis: Analysis) -> Iterator[Finding]:
-    """Mutation calls in `mutate` under error handling."""
+    """Mutation calls in `mutate` under error handling, one finding per call as written.
+
+    Code the walk found running after such a mutation (in the `catch`, after the
+    `try`) is a related location, and its code-after-mutation finding is absorbed.
+    """
+    seen: set[tuple[int, int]] = set()
     for call in analysis.calls:
         if (
             call.is_mutation
             and call.in_try
             and not call.detached
             and call.handler.phase is HandlerPhase.MUTATE
+            and call_key(call) not in seen
         ):
+            seen.add(call_key(call))
+            code_after, absorbs = absorb_code_after(
+                code_after_of(analysis, call.handler, {call_key(call)})
+            )
             yield Finding(
                 "caught",
                 call.site,
                 {"target": call.target, "through": through(analysis, call)},
                 call.handler,
+                related=in_order([*helper_related(call, f"`ctx.{call.target}`"), *code_after]),
+                absorbs=absorbs,
             )
 
 

@@ -17,8 +17,15 @@ from collections.abc import Iterator
 from keep_sdk.model import HandlerPhase
 from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
-from keep_sdk.validator.rule import Finding, Rule, RuleMeta
-from keep_sdk.validator.rules._support import why
+from keep_sdk.validator.rule import Finding, Related, Rule, RuleMeta
+from keep_sdk.validator.rules._support import (
+    absorb_code_after,
+    call_key,
+    code_after_of,
+    helper_related,
+    in_order,
+    why,
+)
 
 __all__ = ["rule"]
 
@@ -42,15 +49,39 @@ META = RuleMeta(
 
 
 def check(analysis: Analysis) -> Iterator[Finding]:
-    """Mutation calls in `mutate` whose value flows anywhere."""
+    """Mutation calls in `mutate` whose value flows anywhere, one finding per use.
+
+    The call is a related location when the use is elsewhere; code the walk
+    found running after the mutation (typically what reads the result) is one
+    too, and its code-after-mutation finding is absorbed.
+    """
+    seen: set[int] = set()
     for call in analysis.calls:
+        use = call.result_use
         if (
             call.is_mutation
-            and call.result_use is not None
+            and use is not None
             and not call.detached
             and call.handler.phase is HandlerPhase.MUTATE
+            and use.id not in seen
         ):
-            yield Finding("used", call.result_use, {"target": call.target}, call.handler)
+            seen.add(use.id)
+            code_after, absorbs = absorb_code_after(
+                code_after_of(analysis, call.handler, {call_key(call)})
+            )
+            related = [
+                Related(call.site, f"the mutation `ctx.{call.target}`"),
+                *helper_related(call, f"`ctx.{call.target}`"),
+                *code_after,
+            ]
+            yield Finding(
+                "used",
+                use,
+                {"target": call.target},
+                call.handler,
+                related=in_order(related),
+                absorbs=absorbs,
+            )
 
 
 rule = Rule(META, check)

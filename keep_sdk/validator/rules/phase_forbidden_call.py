@@ -21,7 +21,7 @@ from keep_sdk.model import HandlerPhase
 from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, CapabilityCall
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
-from keep_sdk.validator.rules._support import phase_name, through, why
+from keep_sdk.validator.rules._support import helper_related, phase_name, through, why
 
 __all__ = ["rule"]
 
@@ -89,13 +89,14 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             message_id = "mutation" if call.is_mutation else call.kind.value
         yield Finding(
             message_id,
-            call.node,
+            call.site,
             {
                 "target": call.target,
                 "phase": phase_name(phase),
                 "through": through(analysis, call),
             },
             call.handler,
+            related=helper_related(call, f"`ctx.{call.target}`"),
         )
 
 

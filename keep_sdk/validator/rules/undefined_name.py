@@ -19,7 +19,7 @@ from keep_sdk.model import HandlerPhase
 from keep_sdk.validator.diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
-from keep_sdk.validator.rules._support import line_of, phase_name, why
+from keep_sdk.validator.rules._support import helper_related, phase_name, through, why
 
 __all__ = ["rule"]
 
@@ -52,17 +52,19 @@ META = RuleMeta(
 def check(analysis: Analysis) -> Iterator[Finding]:
     """Every read of a name declared elsewhere but not in scope where it is read."""
     for fact in analysis.undefined_names:
-        through = ""
-        if fact.via:
-            chain = " → ".join(f"`{name}`" for name in fact.via)
-            through = f" (in {chain}, called at line {line_of(analysis, fact.site)})"
         arguments = {
             "name": fact.name,
-            "through": through,
+            "through": through(analysis, fact),
             "phase": phase_name(fact.handler.phase),
             "parameters": _PARAMETERS[fact.handler.phase],
         }
-        yield Finding("undefined", fact.node, arguments, fact.handler)
+        yield Finding(
+            "undefined",
+            fact.site if fact.via else fact.node,
+            arguments,
+            fact.handler,
+            related=helper_related(fact, f"the read of `{fact.name}`"),
+        )
 
 
 rule = Rule(META, check)

@@ -33,10 +33,6 @@ INVALID = [
         ),
     ),
     Case(
-        "finally-after-try",
-        workflow(mutate=f"try {{\n{SEND}\n}} finally {{\nconsole.log('x'); // here\n}}"),
-    ),
-    Case(
         "after-helper",
         workflow(
             before=(

@@ -43,8 +43,8 @@ INVALID = [
     Case(
         "helper-in-prepare",
         workflow(
-            before="function store(sheets, row) {\n  return sheets.appendRow({ spreadsheetId: 's', values: row }); // here\n}",
-            prepare="await store(ctx.sheets, []);\nreturn { reservations: [], data: {} };",
+            before="function store(sheets, row) {\n  return sheets.appendRow({ spreadsheetId: 's', values: row });\n}",
+            prepare="await store(ctx.sheets, []); // here\nreturn { reservations: [], data: {} };",
         ),
     ),
     Case(
@@ -56,9 +56,9 @@ INVALID = [
         workflow(
             before=(
                 "let store = async (c, row) =>\n"
-                "  c.sheets.appendRow({ spreadsheetId: 's', values: row }); // here"
+                "  c.sheets.appendRow({ spreadsheetId: 's', values: row });"
             ),
-            prepare="await store(ctx, []);\nreturn { reservations: [], data: {} };",
+            prepare="await store(ctx, []); // here\nreturn { reservations: [], data: {} };",
         ),
     ),
 ]

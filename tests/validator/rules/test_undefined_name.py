@@ -4,7 +4,36 @@ from tests.validator.cases import Case, assert_reports, assert_silent, workflow
 
 RULE = "undefined-name"
 
+_TOTAL_ELSEWHERE = "function first() {\n  const total = 1;\n  return total;\n}"
+
 INVALID = [
+    Case(
+        "read-in-a-template-of-a-plain-literal",
+        workflow(
+            before=_TOTAL_ELSEWHERE,
+            next_='return { title: `it\'s "${total}" // not a comment` }; // here',
+        ),
+    ),
+    Case(
+        "read-in-a-conditional-of-a-plain-literal",
+        workflow(
+            before=_TOTAL_ELSEWHERE,
+            next_="return { n: prepared?.data?.a ? total : 0 }; // here",
+        ),
+    ),
+    Case(
+        "shorthand-beside-optional-chaining",
+        workflow(
+            before=_TOTAL_ELSEWHERE, next_="return { a: prepared?.data ?? 1, total }; // here"
+        ),
+    ),
+    Case(
+        "read-after-a-string-with-quotes-and-slashes",
+        workflow(
+            before=_TOTAL_ELSEWHERE,
+            next_="return { url: \"http://x/'y'\", /* 'total' */ n: total }; // here",
+        ),
+    ),
     Case("state-in-next", workflow(next_="return { n: (state?.n ?? 0) + 1 }; // here")),
     Case(
         "state-in-next-condition", workflow(next_="if (state?.done) { // here\n  return null;\n}")
@@ -22,8 +51,8 @@ INVALID = [
     Case(
         "local-of-another-helper",
         workflow(
-            before="function first() {\n  const total = 1;\n  return total;\n}\nfunction second() {\n  return total; // here\n}",
-            next_="return { n: second() };",
+            before="function first() {\n  const total = 1;\n  return total;\n}\nfunction second() {\n  return total;\n}",
+            next_="return { n: second() }; // here",
         ),
     ),
     Case(
@@ -64,6 +93,13 @@ INVALID = [
 ]
 
 VALID = [
+    Case(
+        "word-only-in-template-text-and-comments",
+        workflow(
+            before=_TOTAL_ELSEWHERE,
+            next_="return { title: `total: ${prepared.data.n}`, /* total */ n: 1 };",
+        ),
+    ),
     Case(
         "parameters", workflow(next_="return { ok: prepared.data.ok, s: mutationResult.status };")
     ),
