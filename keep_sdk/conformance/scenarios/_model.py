@@ -178,6 +178,12 @@ class Step(_Model):
         description="Let this many seconds pass, jumping to each due time and running.",
     )
     crash: Crash | None = None
+    kill: Crash | None = Field(
+        default=None,
+        description="Run the scheduler in a separate host process and SIGKILL it at this "
+        "point (store point `at`, or `call` before/after its effect); later steps run on a "
+        "new host. On memory:// (one process) it is the in-process `crash`.",
+    )
     restart: bool | None = Field(default=None, description="Start a new host (no crash).")
     act: Act | None = None
     deploy: str | None = Field(default=None, description="Deploy this script as a new version.")
@@ -189,8 +195,9 @@ class Step(_Model):
         given = [name for name, value in self if value is not None]
         if len(given) != 1:
             raise ValueError(
-                f"a step has exactly one of publish, fault, seed, run, advance, wait, crash, "
-                f"restart, act, deploy, notify, expect; this one has: {', '.join(given) or 'none'}"
+                "a step has exactly one of publish, fault, seed, run, advance, wait, crash, "
+                "kill, restart, act, deploy, notify, expect; this one has: "
+                f"{', '.join(given) or 'none'}"
             )
         return self
 
