@@ -1,7 +1,7 @@
 """Durable operations at scale: parked runs, notify → commit latency, worker memory, the scan.
 
     python benchmarks/durable.py [--parked 10000] [--sample 200] [--scan 100000]
-                                 [--store URL]
+                                 [--store URL | --postgres [ADMIN_URL]]
 
 1. Parks ``--parked`` runs of the document-request workflow (through the store's commit
    points, as the runtime does) and reports the store's size per parked run.
@@ -13,7 +13,10 @@
    active invocations that are not due, and reports the ratio (target ≤ 1.1).
 
 ``--store`` defaults to a SQLite file in a temporary folder (``synchronous=NORMAL`` for the
-setup's speed); give ``postgresql://…`` to measure PostgreSQL.
+setup's speed). ``--postgres`` measures PostgreSQL instead: a throwaway server started for
+the run (`PostgresServer`), or the server of ``--postgres ADMIN_URL``; every measurement,
+the scan included, then uses databases on it, and the store's size is that of its tables
+and indexes.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from sqlalchemy import insert, text
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from keep_sdk.conformance.postgres import PostgresServer  # noqa: E402
 from keep_sdk.connectors import ConnectorSet  # noqa: E402
 from keep_sdk.connectors.builtin import Approvals  # noqa: E402
 from keep_sdk.contract.durable import Invocation, Pending, derive_invocation  # noqa: E402
@@ -110,10 +114,23 @@ def park(store: Any, count: int) -> list[str]:
 
 
 def store_bytes(url: str) -> int | None:
-    if not url.startswith("sqlite:///"):
-        return None
-    path = Path(url.removeprefix("sqlite:///").split("?")[0])
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    """The SQLite file (with its WAL), or PostgreSQL's keep tables with indexes and TOAST."""
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///").split("?")[0])
+        return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    if url.startswith("postgresql"):
+        store = SqlStore(url)
+        with store.engine.connect() as conn:
+            size = conn.execute(
+                text(
+                    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE c.relkind = 'r' AND n.nspname = current_schema()"
+                )
+            ).scalar_one()
+        store.close()
+        return int(size)
+    return None
 
 
 def worker_memory(url: str) -> dict[str, int]:
@@ -221,12 +238,39 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=200)
     parser.add_argument("--scan", type=int, default=100_000)
     parser.add_argument("--store", default=None)
+    parser.add_argument(
+        "--postgres",
+        nargs="?",
+        const="start",
+        default=None,
+        help="Measure PostgreSQL: a throwaway server, or the server of this admin URL.",
+    )
     parser.add_argument("--scan-only", action="store_true", help="Only the timeout scan.")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="keep-durable-bench-"))
-    if args.scan_only:
+    server: PostgresServer | None = None
+    if args.postgres is not None:
+        server = (
+            PostgresServer.start(folder / "pg")
+            if args.postgres == "start"
+            else PostgresServer(admin_url=args.postgres)
+        )
+    try:
+        measure(args, folder, server)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def measure(args: argparse.Namespace, folder: Path, server: PostgresServer | None) -> None:
+    """Run the measurements of `main` on SQLite files in `folder`, or on `server`."""
+    if server is not None:
+        empty_url = server.create_database("keep_scan_empty")
+        full_url = server.create_database("keep_scan_full")
+    else:
         empty_url = f"sqlite:///{folder / 'scan0.db'}"
         full_url = f"sqlite:///{folder / 'scan.db'}"
+    if args.scan_only:
         fill_for_scan(empty_url, 0)
         fill_for_scan(full_url, args.scan)
         empty, full = scan_costs(empty_url, full_url)
@@ -235,7 +279,10 @@ def main() -> None:
             f"invocations not due; ratio {full / empty:.2f}"
         )
         return
-    url = args.store or f"sqlite:///{folder / 'keep.db'}?synchronous=NORMAL"
+    if server is not None:
+        url = server.create_database("keep_durable")
+    else:
+        url = args.store or f"sqlite:///{folder / 'keep.db'}?synchronous=NORMAL"
 
     store, runtime = runtime_for(url)
     runtime.deploy(DOCUMENT_REQUEST)
@@ -260,13 +307,11 @@ def main() -> None:
     p50 = statistics.median(latencies) * 1e3
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1e3
 
-    empty_url = f"sqlite:///{folder / 'scan0.db'}"
-    full_url = f"sqlite:///{folder / 'scan.db'}"
     fill_for_scan(empty_url, 0)
     fill_for_scan(full_url, args.scan)
     scan_empty, scan_full = scan_costs(empty_url, full_url)
 
-    print(f"store: {url}")
+    print(f"store: {url.split('@')[-1]}")
     print(f"parked {args.parked} runs in {setup_s:.1f} s")
     if size is not None:
         print(f"store size: {size / 1e6:.1f} MB ({size / max(1, args.parked):.0f} B per run)")
