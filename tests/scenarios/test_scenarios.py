@@ -154,6 +154,7 @@ def test_every_durable_scenario_of_the_issue_runs_on_postgresql() -> None:
     wanted = {
         "durable:park",
         "durable:notify",
+        "durable:claims",
         "durable:duplicate",
         "durable:early-notification",
         "durable:kill",

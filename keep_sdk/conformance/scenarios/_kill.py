@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from keep_sdk.conformance.scenarios._model import Crash
+from keep_sdk.conformance.scenarios._model import Kill
 from keep_sdk.conformance.support import ManualClock
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import (
@@ -53,7 +53,7 @@ class KillOrder(BaseModel):
     now: dt.datetime
     policy: HostPolicy
     worker: str
-    point: Crash
+    point: Kill
 
 
 def doubles(backing: str, clock: ManualClock) -> dict[str, ServiceDouble]:

@@ -36,6 +36,7 @@ __all__ = [
     "Crash",
     "Expectation",
     "FaultStep",
+    "Kill",
     "PublishStep",
     "Scenario",
     "Step",
@@ -83,6 +84,19 @@ class Crash(_Model):
         if (self.at is None) == (self.call is None):
             raise ValueError("a crash names exactly one of `at` (a store point) or `call`")
         return self
+
+
+class Kill(Crash):
+    """SIGKILL a host process at a point (see `Crash` for `at`, `call` and `when`).
+
+    `advance` moves the clock this many seconds before the host starts (so a poll or
+    deadline is due in it); `worker` is its worker name: the default is the scenario's
+    own host's, so the next host takes its leases and claims over at once; another name
+    leaves them to expire.
+    """
+
+    advance: float = Field(default=0.0, ge=0)
+    worker: str = "scenario-host"
 
 
 RunSelector = Literal[
@@ -178,7 +192,7 @@ class Step(_Model):
         description="Let this many seconds pass, jumping to each due time and running.",
     )
     crash: Crash | None = None
-    kill: Crash | None = Field(
+    kill: Kill | None = Field(
         default=None,
         description="Run the scheduler in a separate host process and SIGKILL it at this "
         "point (store point `at`, or `call` before/after its effect); later steps run on a "

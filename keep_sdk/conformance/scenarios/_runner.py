@@ -34,6 +34,7 @@ from keep_sdk.conformance.scenarios._model import (
     Act,
     Crash,
     Expectation,
+    Kill,
     NotifyStep,
     Scenario,
     Step,
@@ -194,7 +195,8 @@ class _CrashingConnectors(ConnectorSet):
 
 
 class _CrashingStart:
-    """A connector whose durable ``start`` kills the host before or after its effect."""
+    """A connector whose durable ``start`` (``call: approvals.request``) or ``poll``
+    (``call: jobs.poll:submit``) kills the host before or after its effect."""
 
     def __init__(self, owner: _CrashingConnectors, connector: Connector) -> None:
         self._owner = owner
@@ -212,6 +214,17 @@ class _CrashingStart:
         if armed.when == "before_effect":
             raise SimulatedCrash(f"killed before {what}")
         self._connector.start(js_name, arguments, invocation)
+        raise SimulatedCrash(f"killed after {what}")
+
+    def poll(self, js_name: str, arguments: Any, invocation: InvocationContext) -> DurableAnswer:
+        armed = self._owner.crash
+        what = f"{self._connector.name}.poll:{js_name}"
+        if armed is None or armed.call != what:
+            return self._connector.poll(js_name, arguments, invocation)
+        self._owner.crash = None
+        if armed.when == "before_effect":
+            raise SimulatedCrash(f"killed before {what}")
+        self._connector.poll(js_name, arguments, invocation)
         raise SimulatedCrash(f"killed after {what}")
 
 
@@ -391,13 +404,19 @@ def _step(world: _World, step: Step, number: int, result: ScenarioResult) -> Non
         _check(world, step.expect, where, result)
 
 
-def _kill(world: _World, point: Crash, where: str, result: ScenarioResult) -> None:
+def _kill(world: _World, point: Kill, where: str, result: ScenarioResult) -> None:
     named = point.at or f"{point.when} of {point.call}"
+    if point.advance:
+        world.clock.advance(point.advance)
+        result.trace.append(f"{where}: clock +{point.advance:g}s")
     if not world.kills_processes:
         world.store_point = point.at
         world.connectors.crash = point if point.call is not None else None
+        dying = world.scheduler
+        if point.worker != world.scheduler.worker:
+            dying = Scheduler(world.runtime, worker=point.worker, lease_ttl_s=60.0)
         try:
-            for activity in world.scheduler.run_until_idle(max_steps=500):
+            for activity in dying.run_until_idle(max_steps=500):
                 result.trace.append(f"{where}: {activity.describe()}")
             result.mismatches.append(f"{where}: the host never reached {named}")
         except SimulatedCrash:
@@ -410,7 +429,7 @@ def _kill(world: _World, point: Crash, where: str, result: ScenarioResult) -> No
         backing=world.backing,
         now=world.clock(),
         policy=world.policy,
-        worker="scenario-host",
+        worker=point.worker,
         point=point,
     )
     child = subprocess.run(
