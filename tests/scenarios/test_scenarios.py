@@ -8,8 +8,8 @@ import pytest
 
 from keep_sdk.conformance import PostgresServer
 from keep_sdk.conformance.scenarios import (
-    Crash,
     Expectation,
+    Kill,
     Scenario,
     Step,
     builtin_scenarios_dir,
@@ -179,7 +179,7 @@ def test_a_kill_point_the_host_never_reaches_is_a_mismatch(tmp_path: Path) -> No
     scenario = load_scenario(KILLS[0])
     steps = list(scenario.steps)
     at = next(i for i, step in enumerate(steps) if step.kill is not None)
-    steps[at] = Step(kill=Crash(call="sheets.appendRow"))
+    steps[at] = Step(kill=Kill(call="sheets.appendRow"))
     for url in ("memory://", f"sqlite:///{tmp_path / 'keep.db'}"):
         result = run_scenario(scenario.model_copy(update={"steps": steps}), store_url=url)
         assert any(
