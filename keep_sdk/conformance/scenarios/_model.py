@@ -92,7 +92,9 @@ class Kill(Crash):
     `advance` moves the clock this many seconds before the host starts (so a poll or
     deadline is due in it); `worker` is its worker name: the default is the scenario's
     own host's, so the next host takes its leases and claims over at once; another name
-    leaves them to expire.
+    leaves them to expire. The killed host is always the reference `Runtime` (a
+    `make_runtime` factory hosts what follows); on ``memory://`` the step is the
+    in-process `Crash` at the same point.
     """
 
     advance: float = Field(default=0.0, ge=0)
