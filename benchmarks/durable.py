@@ -1,7 +1,8 @@
 """Durable operations at scale: parked runs, notify → commit latency, worker memory, the scan.
 
     python benchmarks/durable.py [--parked 10000] [--sample 200] [--scan 100000]
-                                 [--store URL]
+                                 [--scan-base 0] [--scan-only]
+                                 [--store URL | --postgres [ADMIN_URL]]
 
 1. Parks ``--parked`` runs of the document-request workflow (through the store's commit
    points, as the runtime does) and reports the store's size per parked run.
@@ -9,11 +10,15 @@
    notification to the run's commit (``next`` in QuickJS included), p50 and p99.
 3. Starts a fresh worker process that plans twice with nothing parked and with every
    run parked, and reports its resident memory: nothing per parked run lives in a worker.
-4. Times the timeout scan (`expired_invocations`) on an empty store and with ``--scan``
-   active invocations that are not due, and reports the ratio (target ≤ 1.1).
+4. Times the timeout scan (`expired_invocations`) on an empty store (or one with
+   ``--scan-base`` active invocations) and with ``--scan`` active invocations that are not
+   due, and reports the ratio (target ≤ 1.1).
 
 ``--store`` defaults to a SQLite file in a temporary folder (``synchronous=NORMAL`` for the
-setup's speed); give ``postgresql://…`` to measure PostgreSQL.
+setup's speed). ``--postgres`` measures PostgreSQL instead: a throwaway server started for
+the run (`PostgresServer`), or the server of ``--postgres ADMIN_URL``; every measurement,
+the scan included, then uses databases on it, and the store's size is that of its tables
+and indexes.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from sqlalchemy import insert, text
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from keep_sdk.conformance.postgres import PostgresServer  # noqa: E402
 from keep_sdk.connectors import ConnectorSet  # noqa: E402
 from keep_sdk.connectors.builtin import Approvals  # noqa: E402
 from keep_sdk.contract.durable import Invocation, Pending, derive_invocation  # noqa: E402
@@ -110,10 +116,23 @@ def park(store: Any, count: int) -> list[str]:
 
 
 def store_bytes(url: str) -> int | None:
-    if not url.startswith("sqlite:///"):
-        return None
-    path = Path(url.removeprefix("sqlite:///").split("?")[0])
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    """The SQLite file (with its WAL), or PostgreSQL's keep tables with indexes and TOAST."""
+    if url.startswith("sqlite:///"):
+        path = Path(url.removeprefix("sqlite:///").split("?")[0])
+        return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    if url.startswith("postgresql"):
+        store = SqlStore(url)
+        with store.engine.connect() as conn:
+            size = conn.execute(
+                text(
+                    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE c.relkind = 'r' AND n.nspname = current_schema()"
+                )
+            ).scalar_one()
+        store.close()
+        return int(size)
+    return None
 
 
 def worker_memory(url: str) -> dict[str, int]:
@@ -192,19 +211,37 @@ def fill_for_scan(url: str, rows: int) -> None:
             with store.engine.begin() as conn:
                 conn.execute(text("SET session_replication_role = replica"))
                 conn.execute(insert(_schema.invocations), batch)
-            with store.engine.begin() as conn:
-                conn.execute(text("ANALYZE"))
+            with store.engine.connect() as conn:
+                conn.execution_options(isolation_level="AUTOCOMMIT")
+                conn.execute(text("VACUUM ANALYZE keep_invocations"))
     store.close()
 
 
+def scan_plan(url: str) -> str:
+    """PostgreSQL's plan for the scan's query on `url` (the first line names the index)."""
+    store = SqlStore(url)
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "EXPLAIN SELECT doc FROM keep_invocations WHERE status = 'active' "
+                "AND timeout_at <= :now ORDER BY timeout_at LIMIT 100"
+            ),
+            {"now": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")},
+        ).scalars()
+        plan = " / ".join(str(r).strip() for r in rows)
+    store.close()
+    return plan
+
+
 def scan_costs(empty_url: str, full_url: str, calls: int = 2000) -> tuple[float, float]:
-    """Median µs of one `expired_invocations` call on each store, calls interleaved so
-    load on the machine hits both alike."""
+    """Median µs of one `expired_invocations` call on each store, calls interleaved (in
+    alternating order, so neither always runs first) so load on the machine hits both alike."""
     stores = [SqlStore(empty_url), SqlStore(full_url)]
     now = dt.datetime.now(dt.UTC)
     times: list[list[float]] = [[], []]
     for n in range(calls + 50):
-        for i, store in enumerate(stores):
+        for i in (0, 1) if n % 2 else (1, 0):
+            store = stores[i]
             started = time.perf_counter()
             found = store.expired_invocations(now)
             if n >= 50:
@@ -212,6 +249,10 @@ def scan_costs(empty_url: str, full_url: str, calls: int = 2000) -> tuple[float,
             assert found == []
     for store in stores:
         store.close()
+    print(
+        f"  (fastest call: {min(times[0]) * 1e6:.0f} µs base, {min(times[1]) * 1e6:.0f} µs "
+        f"full; ratio {min(times[1]) / min(times[0]):.2f})"
+    )
     return statistics.median(times[0]) * 1e6, statistics.median(times[1]) * 1e6
 
 
@@ -220,22 +261,60 @@ def main() -> None:
     parser.add_argument("--parked", type=int, default=10_000)
     parser.add_argument("--sample", type=int, default=200)
     parser.add_argument("--scan", type=int, default=100_000)
+    parser.add_argument(
+        "--scan-base",
+        type=int,
+        default=0,
+        help="Active invocations in the store the scan is compared with (default: empty).",
+    )
     parser.add_argument("--store", default=None)
+    parser.add_argument(
+        "--postgres",
+        nargs="?",
+        const="start",
+        default=None,
+        help="Measure PostgreSQL: a throwaway server, or the server of this admin URL.",
+    )
     parser.add_argument("--scan-only", action="store_true", help="Only the timeout scan.")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="keep-durable-bench-"))
-    if args.scan_only:
+    server: PostgresServer | None = None
+    if args.postgres is not None:
+        server = (
+            PostgresServer.start(folder / "pg")
+            if args.postgres == "start"
+            else PostgresServer(admin_url=args.postgres)
+        )
+    try:
+        measure(args, folder, server)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def measure(args: argparse.Namespace, folder: Path, server: PostgresServer | None) -> None:
+    """Run the measurements of `main` on SQLite files in `folder`, or on `server`."""
+    if server is not None:
+        empty_url = server.create_database("keep_scan_empty")
+        full_url = server.create_database("keep_scan_full")
+    else:
         empty_url = f"sqlite:///{folder / 'scan0.db'}"
         full_url = f"sqlite:///{folder / 'scan.db'}"
-        fill_for_scan(empty_url, 0)
+    if args.scan_only:
+        fill_for_scan(empty_url, args.scan_base)
         fill_for_scan(full_url, args.scan)
         empty, full = scan_costs(empty_url, full_url)
         print(
-            f"timeout scan: {empty:.0f} µs empty, {full:.0f} µs with {args.scan} active "
-            f"invocations not due; ratio {full / empty:.2f}"
+            f"timeout scan: {empty:.0f} µs with {args.scan_base}, {full:.0f} µs with "
+            f"{args.scan} active invocations not due; ratio {full / empty:.2f}"
         )
+        if server is not None:
+            print(f"plan with {args.scan}: {scan_plan(full_url)}")
         return
-    url = args.store or f"sqlite:///{folder / 'keep.db'}?synchronous=NORMAL"
+    if server is not None:
+        url = server.create_database("keep_durable")
+    else:
+        url = args.store or f"sqlite:///{folder / 'keep.db'}?synchronous=NORMAL"
 
     store, runtime = runtime_for(url)
     runtime.deploy(DOCUMENT_REQUEST)
@@ -260,13 +339,11 @@ def main() -> None:
     p50 = statistics.median(latencies) * 1e3
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1e3
 
-    empty_url = f"sqlite:///{folder / 'scan0.db'}"
-    full_url = f"sqlite:///{folder / 'scan.db'}"
-    fill_for_scan(empty_url, 0)
+    fill_for_scan(empty_url, args.scan_base)
     fill_for_scan(full_url, args.scan)
     scan_empty, scan_full = scan_costs(empty_url, full_url)
 
-    print(f"store: {url}")
+    print(f"store: {url.split('@')[-1]}")
     print(f"parked {args.parked} runs in {setup_s:.1f} s")
     if size is not None:
         print(f"store size: {size / 1e6:.1f} MB ({size / max(1, args.parked):.0f} B per run)")
@@ -278,7 +355,8 @@ def main() -> None:
         f"{parked_worker['growth']} B)"
     )
     print(
-        f"timeout scan: {scan_empty:.0f} µs empty, {scan_full:.0f} µs with {args.scan} active "
+        f"timeout scan: {scan_empty:.0f} µs with {args.scan_base}, {scan_full:.0f} µs with "
+        f"{args.scan} active "
         f"invocations not due; ratio {scan_full / scan_empty:.2f}"
     )
     os.environ.pop("KEEP_BENCH", None)

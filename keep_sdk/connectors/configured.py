@@ -128,6 +128,7 @@ class SchemaOperation(Operation[JsonArguments]):
             description=self.description,
             arguments=self.schema,
             reconcilable=self.reconcilable,
+            durable=self.declaration if self.kind is OperationKind.DURABLE else None,
         )
 
 

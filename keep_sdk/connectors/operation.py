@@ -13,7 +13,7 @@ from keep_sdk.errors import InternalError, InvalidArguments
 from keep_sdk.model import OperationKind, explain_validation_error
 
 if TYPE_CHECKING:
-    from keep_sdk.contract.manifest import OperationManifest
+    from keep_sdk.contract.manifest import DurableDeclaration, OperationManifest
 
 __all__ = ["Operation", "operation"]
 
@@ -171,7 +171,15 @@ class Operation(Generic[ArgsT]):
             description=self.description,
             arguments=self.args_model.model_json_schema(by_alias=True),
             reconcilable=self.reconcilable,
+            durable=self.declaration if self.kind is OperationKind.DURABLE else None,
         )
+
+    @property
+    def declaration(self) -> DurableDeclaration:
+        """The durable semantics this operation declares now (key fields, park timeout)."""
+        from keep_sdk.contract.manifest import DurableDeclaration
+
+        return DurableDeclaration(key_fields=list(self.key_fields), timeout=self.timeout)
 
 
 def operation(

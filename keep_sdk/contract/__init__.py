@@ -5,7 +5,12 @@ validator, sandbox, runtime and stores read one definition of what a script may
 do in each phase and what a workflow and a connector declare.
 """
 
-from keep_sdk.contract.manifest import ConnectorManifest, Manifest, OperationManifest
+from keep_sdk.contract.manifest import (
+    ConnectorManifest,
+    DurableDeclaration,
+    Manifest,
+    OperationManifest,
+)
 from keep_sdk.contract.permissions import require_permission
 from keep_sdk.contract.phases import (
     TOPIC_OPERATIONS,
@@ -32,6 +37,7 @@ __all__ = [
     "ConsumerManifest",
     "CronSchedule",
     "DefaultExport",
+    "DurableDeclaration",
     "HandlerLocation",
     "IntervalSchedule",
     "Manifest",

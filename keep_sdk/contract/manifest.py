@@ -10,11 +10,23 @@ from pydantic import BaseModel, ConfigDict, Field
 from keep_sdk.errors import UnknownConnector, UnknownOperation
 from keep_sdk.model import OperationKind
 
-__all__ = ["ConnectorManifest", "Manifest", "OperationManifest"]
+__all__ = ["ConnectorManifest", "DurableDeclaration", "Manifest", "OperationManifest"]
 
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DurableDeclaration(_Frozen):
+    """How a durable operation is started and waited for (002 §3): frozen with each version."""
+
+    key_fields: list[str] = Field(
+        default_factory=list,
+        description="Argument fields that join the correlation key (idempotency key_fields).",
+    )
+    timeout: str | None = Field(
+        default=None, description="Park timeout as an ISO 8601 duration (P14D); None: none."
+    )
 
 
 class OperationManifest(_Frozen):
@@ -27,6 +39,11 @@ class OperationManifest(_Frozen):
     arguments: dict[str, Any] = Field(description="JSON Schema of the one argument object.")
     reconcilable: bool = Field(
         default=False, description="Mutations only: the host can check an uncertain outcome."
+    )
+    durable: DurableDeclaration | None = Field(
+        default=None,
+        description="Durable operations only: key fields and park timeout. None in manifests "
+        "recorded before they were frozen (the connector's current declaration applies).",
     )
 
 

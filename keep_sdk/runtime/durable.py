@@ -45,6 +45,7 @@ from keep_sdk.errors import (
     PreconditionFailed,
     StoreConflict,
     TransientError,
+    UnknownOperation,
 )
 from keep_sdk.model import HostPolicy, LedgerEntry, RunRecord
 from keep_sdk.runtime.ledger import chain_root
@@ -52,6 +53,7 @@ from keep_sdk.stores import SupportsDurable
 
 if TYPE_CHECKING:
     from keep_sdk.connectors import Operation
+    from keep_sdk.contract.manifest import DurableDeclaration
     from keep_sdk.sandbox import MutationRequested
     from keep_sdk.stores import Store
 
@@ -112,19 +114,30 @@ class DurableDesk:
         mutation: MutationRequested,
         grants: list[str],
         declared: Operation[BaseModel],
+        semantics: DurableDeclaration,
     ) -> RunRecord:
-        """Check, persist (ledger intent and invocation together) and start the operation."""
+        """Check, persist (ledger intent and invocation together) and start the operation.
+
+        `semantics` are the key fields and park timeout of the run's version (frozen at
+        deploy, `keep_sdk.runtime.frozen.durable_semantics`), not necessarily the
+        connector's current ones.
+        """
         what = f"ctx.{mutation.connector}.{mutation.operation}"
         args = declared.parse(mutation.arguments, connector=mutation.connector)
         require_permission(what, declared.permission, grants, run.workflow)
         params = args.model_dump(mode="json", by_alias=True)
         root = chain_root(self.store, run)
-        key_values = tuple(_field(params, name) for name in declared.key_fields)
+        key_values = tuple(
+            _field(params, name, mutation.connector, mutation.operation)
+            for name in semantics.key_fields
+        )
         invocation_id, correlation_key = derive_invocation(
             run.workflow, run.handler, root, key_values
         )
         timeout_at = (
-            self.now() + parse_duration(declared.timeout) if declared.timeout is not None else None
+            self.now() + parse_duration(semantics.timeout)
+            if semantics.timeout is not None
+            else None
         )
         prepared = run.prepare_result
         entry, invocation = self.durable.record_durable_intent(
@@ -241,10 +254,13 @@ class DurableDesk:
         return run
 
 
-def _field(params: JsonValue, name: str) -> str:
+def _field(params: JsonValue, name: str, connector: str, operation: str) -> str:
     if not isinstance(params, dict) or name not in params:
-        raise InternalError(
-            f"the durable operation declares key field {name!r} it has no value for"
+        raise UnknownOperation(
+            f"ctx.{connector}.{operation} has key field {name!r} in the version's declaration, "
+            f"but its arguments have no value for it; pass {name!r} or redeploy the workflow",
+            connector=connector,
+            operation=operation,
         )
     value = params[name]
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)

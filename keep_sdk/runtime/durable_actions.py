@@ -65,13 +65,16 @@ class DurableActions:
 
     def start_again(self, run_id: str, *, actor: str) -> RunRecord:
         """Start the external work once more (a new attempt with a new token) and wait again
-        for the same correlation key, with the operation's declared timeout from now."""
+        for the same correlation key, with the park timeout frozen with the run's version
+        from now."""
         invocation = self._waiting(run_id, "start-again")
         store = durable_store(self.runtime.store)
-        declared = self.runtime.connectors.operation(invocation.connector, invocation.operation)
+        semantics = self.runtime.durable_semantics(
+            self.runtime.store.get_run(run_id), invocation.connector, invocation.operation
+        )
         until = (
-            self.runtime.now() + parse_duration(declared.timeout)
-            if declared.timeout is not None
+            self.runtime.now() + parse_duration(semantics.timeout)
+            if semantics.timeout is not None
             else None
         )
         store.extend_invocation(invocation.id, timeout_at=until, actor=actor)

@@ -70,7 +70,7 @@ from keep_sdk.model import (
 from keep_sdk.runtime.checks import check_prepare_result, check_size
 from keep_sdk.runtime.durable import DurableDesk, NotifyReceipt, durable_store
 from keep_sdk.runtime.failures import classify, route
-from keep_sdk.runtime.frozen import check_frozen
+from keep_sdk.runtime.frozen import check_frozen, durable_semantics
 from keep_sdk.runtime.host import PhaseHost
 from keep_sdk.runtime.ledger import MutationDesk, chain_root
 from keep_sdk.runtime.observer import Observer
@@ -97,6 +97,7 @@ from keep_sdk.stores import (
 
 if TYPE_CHECKING:
     from keep_sdk.contract.durable import Invocation
+    from keep_sdk.contract.manifest import DurableDeclaration
     from keep_sdk.contract.observations import Observation
     from keep_sdk.runtime.loading import LoadedWorkflow, WorkflowLoader
 
@@ -359,6 +360,16 @@ class Runtime:
         if run.status is RunStatus.ACTIVE:
             return self._drive(run)
         return run
+
+    def durable_semantics(
+        self, run: RunRecord, connector: str, operation: str
+    ) -> DurableDeclaration:
+        """The key fields and park timeout `run` uses for a durable operation: those frozen
+        with its workflow version at deploy (the connector's current ones for versions
+        recorded before they were frozen)."""
+        loaded = self._load(run.workflow, run.workflow_version)
+        live = self.connectors.operation(connector, operation)
+        return durable_semantics(loaded.manifest.connectors, connector, operation, live)
 
     def time_out(self, invocation_id: str) -> RunRecord | None:
         """Time out one durable invocation past its ``timeout_at`` (the scan's step): the
@@ -623,7 +634,12 @@ class Runtime:
         started = time.monotonic()
         try:
             if declared.kind is OperationKind.DURABLE:
-                done = self.durable.perform(run, mutation, list(loaded.record.grants), declared)
+                semantics = durable_semantics(
+                    loaded.manifest.connectors, mutation.connector, mutation.operation, declared
+                )
+                done = self.durable.perform(
+                    run, mutation, list(loaded.record.grants), declared, semantics
+                )
             else:
                 done = self.mutations.perform(run, mutation, list(loaded.record.grants))
         except KeepError as exc:

@@ -50,6 +50,9 @@ __all__ = [
 _WAITING = (RunStatus.PAUSED_TRANSIENT, RunStatus.PAUSED_APPROVAL, RunStatus.PAUSED_RECONCILIATION)
 _FAILED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL)
 _UNFINISHED = (RunStatus.ACTIVE, *_WAITING, *_FAILED)
+_NEXT_POLLS = 20
+"""Due polls read for the next due time: enough that a few claimed by dead workers (due
+when their claim expires) do not hide the next free one."""
 """The runs a planning step reads: one indexed query, whatever the history."""
 
 HandlerKey = tuple[str, str]
@@ -200,8 +203,8 @@ class Planner:
             if entry.next_reconcile_at is not None:
                 times.append(entry.next_reconcile_at)
         if isinstance(self.store, SupportsDurable):
-            upcoming = self.store.due_polls(now + dt.timedelta(days=1), limit=1)
-            times += [i.next_poll_at for i in upcoming if i.next_poll_at is not None]
+            upcoming = self.store.due_polls(now + dt.timedelta(days=1), limit=_NEXT_POLLS)
+            times += [t for i in upcoming if (t := _poll_time(i)) is not None]
         future = [t for t in times if t > now]
         return min(future, default=None)
 
@@ -430,6 +433,15 @@ def _latest_run(store: Store, workflow: str, handler: str) -> RunRecord | None:
 
 def _wake(wake: ConsumerWake, now: dt.datetime) -> dt.datetime:
     return wake.wake_at or now
+
+
+def _poll_time(invocation: Invocation) -> dt.datetime | None:
+    """When `invocation` can next be polled: its ``next_poll_at``, or the end of the claim
+    that holds it (a worker that died while polling holds it until then)."""
+    due = invocation.next_poll_at
+    if due is None or invocation.claim_until is None:
+        return due
+    return max(due, invocation.claim_until)
 
 
 def _invocation_task(kind: TaskKind, invocation: Invocation, due: dt.datetime, what: str) -> Task:

@@ -9,7 +9,9 @@ import pytest
 from keep_sdk.conformance import PostgresServer
 from keep_sdk.conformance.scenarios import (
     Expectation,
+    Kill,
     Scenario,
+    Step,
     builtin_scenarios_dir,
     load_scenario,
     load_scenarios,
@@ -74,6 +76,7 @@ def test_there_are_enough_scenarios_and_they_cover_the_specification() -> None:
         "restart-recovery",
         "crash:before-effect",
         "crash:after-effect",
+        "durable:kill",
         "retry:emitting",
         "phase-reset",
         "scheduler:coalesced-triggers",
@@ -126,14 +129,60 @@ def test_every_scenario_file_is_named_after_its_scenario() -> None:
         assert path.stem.split("_", 1)[1] == scenario.name
 
 
-RECOVERY = [
-    p for p in FILES if any(t.startswith(("restart", "reconcile")) for t in load_scenario(p).covers)
+ON_POSTGRES = [
+    p
+    for p in FILES
+    if any(t.startswith(("restart", "reconcile", "durable")) for t in load_scenario(p).covers)
 ]
 
 
 @pytest.mark.postgres
-@pytest.mark.parametrize("path", RECOVERY, ids=[p.stem for p in RECOVERY])
-def test_recovery_scenario_on_postgresql(path: Path, postgres_server: PostgresServer) -> None:
+@pytest.mark.parametrize("path", ON_POSTGRES, ids=[p.stem for p in ON_POSTGRES])
+def test_recovery_and_durable_scenario_on_postgresql(
+    path: Path, postgres_server: PostgresServer
+) -> None:
     url = postgres_server.create_database("keep_scenario")
     result = run_scenario(load_scenario(path), store_url=url)
     assert result.ok, result.report()
+
+
+KILLS = [p for p in FILES if any(step.kill is not None for step in load_scenario(p).steps)]
+
+
+def test_every_durable_scenario_of_the_issue_runs_on_postgresql() -> None:
+    covered = {t for p in ON_POSTGRES for t in load_scenario(p).covers}
+    wanted = {
+        "durable:park",
+        "durable:notify",
+        "durable:claims",
+        "durable:duplicate",
+        "durable:early-notification",
+        "durable:kill",
+        "durable:poll",
+        "durable:timeout",
+        "durable:person",
+        "durable:cancel",
+        "durable:versions",
+    }
+    assert wanted - covered == set()
+    assert len(KILLS) >= 2
+
+
+@pytest.mark.parametrize("path", KILLS, ids=[p.stem for p in KILLS])
+def test_a_kill_step_sigkills_a_real_host_process(path: Path, tmp_path: Path) -> None:
+    result = run_scenario(load_scenario(path), store_url=f"sqlite:///{tmp_path / 'keep.db'}")
+    assert result.ok, result.report()
+    assert any("host process was SIGKILLed" in line for line in result.trace), result.report()
+
+
+def test_a_kill_point_the_host_never_reaches_is_a_mismatch(tmp_path: Path) -> None:
+    scenario = load_scenario(KILLS[0])
+    steps = list(scenario.steps)
+    at = next(i for i, step in enumerate(steps) if step.kill is not None)
+    steps[at] = Step(kill=Kill(call="sheets.appendRow"))
+    for url in ("memory://", f"sqlite:///{tmp_path / 'keep.db'}"):
+        result = run_scenario(scenario.model_copy(update={"steps": steps}), store_url=url)
+        assert any(
+            m.startswith("step 2: the host") and "never reached before_effect of sheets" in m
+            for m in result.mismatches
+        ), result.report()

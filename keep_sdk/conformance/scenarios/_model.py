@@ -36,6 +36,7 @@ __all__ = [
     "Crash",
     "Expectation",
     "FaultStep",
+    "Kill",
     "PublishStep",
     "Scenario",
     "Step",
@@ -83,6 +84,21 @@ class Crash(_Model):
         if (self.at is None) == (self.call is None):
             raise ValueError("a crash names exactly one of `at` (a store point) or `call`")
         return self
+
+
+class Kill(Crash):
+    """SIGKILL a host process at a point (see `Crash` for `at`, `call` and `when`).
+
+    `advance` moves the clock this many seconds before the host starts (so a poll or
+    deadline is due in it); `worker` is its worker name: the default is the scenario's
+    own host's, so the next host takes its leases and claims over at once; another name
+    leaves them to expire. The killed host is always the reference `Runtime` (a
+    `make_runtime` factory hosts what follows); on ``memory://`` the step is the
+    in-process `Crash` at the same point.
+    """
+
+    advance: float = Field(default=0.0, ge=0)
+    worker: str = "scenario-host"
 
 
 RunSelector = Literal[
@@ -178,6 +194,12 @@ class Step(_Model):
         description="Let this many seconds pass, jumping to each due time and running.",
     )
     crash: Crash | None = None
+    kill: Kill | None = Field(
+        default=None,
+        description="Run the scheduler in a separate host process and SIGKILL it at this "
+        "point (store point `at`, or `call` before/after its effect); later steps run on a "
+        "new host. On memory:// (one process) it is the in-process `crash`.",
+    )
     restart: bool | None = Field(default=None, description="Start a new host (no crash).")
     act: Act | None = None
     deploy: str | None = Field(default=None, description="Deploy this script as a new version.")
@@ -189,8 +211,9 @@ class Step(_Model):
         given = [name for name, value in self if value is not None]
         if len(given) != 1:
             raise ValueError(
-                f"a step has exactly one of publish, fault, seed, run, advance, wait, crash, "
-                f"restart, act, deploy, notify, expect; this one has: {', '.join(given) or 'none'}"
+                "a step has exactly one of publish, fault, seed, run, advance, wait, crash, "
+                "kill, restart, act, deploy, notify, expect; this one has: "
+                f"{', '.join(given) or 'none'}"
             )
         return self
 

@@ -4,7 +4,9 @@ The world of a scenario is the built-in doubles (gmail, sheets, slack), a
 store (``memory://`` by default, any URL works) and a manual clock. A "host"
 is a runtime plus a scheduler over them; a crash abandons the host in the
 middle of a run (nothing of it runs on) and starts a new one on the same store
-and the same world, as a supervisor restarting a killed process would.
+and the same world, as a supervisor restarting a killed process would. A kill
+runs the host in a real subprocess and SIGKILLs it at the point (the doubles are
+then backed by a file both processes share).
 
 `make_runtime` lets another runtime be held to the same scenarios: it gets the
 store, connectors, policy, clock and plugins and returns a `Runtime`-compatible
@@ -14,26 +16,33 @@ object.
 from __future__ import annotations
 
 import datetime as dt
+import signal
+import subprocess
+import sys
+import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from pydantic import JsonValue, ValidationError
 
+from keep_sdk.conformance.scenarios._kill import NOT_KILLED, KillOrder, doubles
 from keep_sdk.conformance.scenarios._model import (
     Act,
     Crash,
     Expectation,
+    Kill,
     NotifyStep,
     Scenario,
     Step,
 )
 from keep_sdk.conformance.support import ManualClock
-from keep_sdk.connectors import ConnectorSet
+from keep_sdk.connectors import Connector, ConnectorSet
 from keep_sdk.connectors.builtin import Approvals, Gmail, Jobs, ServiceDouble, Sheets, Slack
+from keep_sdk.contract.durable import DurableAnswer, InvocationContext
 from keep_sdk.contract.observations import Escalated
 from keep_sdk.errors import ConfigurationError, KeepError
 from keep_sdk.model import (
@@ -177,6 +186,47 @@ class _CrashingConnectors(ConnectorSet):
             raise SimulatedCrash(f"killed after {connector}.{js_name}")
         return result
 
+    def __getitem__(self, name: str) -> Connector:
+        connector = super().__getitem__(name)
+        armed = self.crash
+        if armed is None or armed.call is None or armed.call.partition(".")[0] != name:
+            return connector
+        return cast(Connector, _CrashingStart(self, connector))
+
+
+class _CrashingStart:
+    """A connector whose durable ``start`` (``call: approvals.request``) or ``poll``
+    (``call: jobs.poll:submit``) kills the host before or after its effect."""
+
+    def __init__(self, owner: _CrashingConnectors, connector: Connector) -> None:
+        self._owner = owner
+        self._connector = connector
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connector, name)
+
+    def start(self, js_name: str, arguments: Any, invocation: InvocationContext) -> DurableAnswer:
+        armed = self._owner.crash
+        what = f"{self._connector.name}.{js_name}"
+        if armed is None or armed.call != what:
+            return self._connector.start(js_name, arguments, invocation)
+        self._owner.crash = None
+        if armed.when == "before_effect":
+            raise SimulatedCrash(f"killed before {what}")
+        self._connector.start(js_name, arguments, invocation)
+        raise SimulatedCrash(f"killed after {what}")
+
+    def poll(self, js_name: str, arguments: Any, invocation: InvocationContext) -> DurableAnswer:
+        armed = self._owner.crash
+        what = f"{self._connector.name}.poll:{js_name}"
+        if armed is None or armed.call != what:
+            return self._connector.poll(js_name, arguments, invocation)
+        self._owner.crash = None
+        if armed.when == "before_effect":
+            raise SimulatedCrash(f"killed before {what}")
+        self._connector.poll(js_name, arguments, invocation)
+        raise SimulatedCrash(f"killed after {what}")
+
 
 class _World:
     """The store, the doubles, the clock and the current host of one scenario."""
@@ -185,8 +235,10 @@ class _World:
         self, scenario: Scenario, store_url: str, make_runtime: RuntimeFactory | None
     ) -> None:
         self.scenario = scenario
+        self.store_url = store_url
         self.clock = ManualClock(SCENARIO_START)
         self.store: Store = open_store(store_url, clock=self.clock)
+        self.folder: tempfile.TemporaryDirectory[str] | None = None
         self.doubles: dict[str, ServiceDouble] = {
             "approvals": Approvals(clock=self.clock),
             "jobs": Jobs(clock=self.clock),
@@ -194,6 +246,9 @@ class _World:
             "sheets": Sheets(clock=self.clock),
             "slack": Slack(clock=self.clock),
         }
+        if self.kills_processes:
+            self.folder = tempfile.TemporaryDirectory(prefix="keep-scenario-")
+            self.doubles = doubles(self.backing, self.clock)
         for name, data in scenario.connectors.items():
             self.double(name).seed(data)
         self.connectors = _CrashingConnectors(list(self.doubles.values()))
@@ -206,6 +261,24 @@ class _World:
         self.workflow = ""
         if isinstance(self.store, SupportsFaultInjection):
             self.store.fault_hook = self._store_point_reached
+
+    @property
+    def kills_processes(self) -> bool:
+        """Whether a `kill` step runs a real host process (the store outlives this one)."""
+        shared = not self.store_url.startswith("memory:")
+        return shared and any(step.kill is not None for step in self.scenario.steps)
+
+    @property
+    def backing(self) -> str:
+        """The file the doubles share with a killed host process."""
+        assert self.folder is not None
+        return str(Path(self.folder.name) / "doubles.db")
+
+    def close(self) -> None:
+        """Close the store and remove the doubles' file."""
+        self.store.close()
+        if self.folder is not None:
+            self.folder.cleanup()
 
     def _store_point_reached(self, name: str) -> None:
         if self.store_point is not None and name == self.store_point:
@@ -267,7 +340,7 @@ def run_scenario(
             _step(world, step, number, result)
         _check(world, scenario.expect, "end state", result)
     finally:
-        world.store.close()
+        world.close()
     return result
 
 
@@ -315,6 +388,8 @@ def _step(world: _World, step: Step, number: int, result: ScenarioResult) -> Non
             world.store_point = step.crash.at
         world.connectors.crash = step.crash if step.crash.call is not None else None
         result.trace.append(f"{where}: the next run dies at {step.crash.at or step.crash.call}")
+    elif step.kill is not None:
+        _kill(world, step.kill, where, result)
     elif step.restart:
         world.restart()
         result.trace.append(f"{where}: restarted the host")
@@ -327,6 +402,54 @@ def _step(world: _World, step: Step, number: int, result: ScenarioResult) -> Non
         _notify(world, step.notify, where, result)
     elif step.expect is not None:
         _check(world, step.expect, where, result)
+
+
+def _kill(world: _World, point: Kill, where: str, result: ScenarioResult) -> None:
+    named = point.at or f"{point.when} of {point.call}"
+    if point.advance:
+        world.clock.advance(point.advance)
+        result.trace.append(f"{where}: clock +{point.advance:g}s")
+    if not world.kills_processes:
+        world.store_point = point.at
+        world.connectors.crash = point if point.call is not None else None
+        dying = world.scheduler
+        if point.worker != world.scheduler.worker:
+            dying = Scheduler(world.runtime, worker=point.worker, lease_ttl_s=60.0)
+        try:
+            for activity in dying.run_until_idle(max_steps=500):
+                result.trace.append(f"{where}: {activity.describe()}")
+            result.mismatches.append(f"{where}: the host never reached {named}")
+        except SimulatedCrash:
+            result.trace.append(f"{where}: one process (memory://): the host died at {named}")
+        world.store_point, world.connectors.crash = None, None
+        world.restart()
+        return
+    order = KillOrder(
+        store_url=world.store_url,
+        backing=world.backing,
+        now=world.clock(),
+        policy=world.policy,
+        worker=point.worker,
+        point=point,
+    )
+    child = subprocess.run(
+        [sys.executable, "-m", "keep_sdk.conformance.scenarios._kill"],
+        input=order.model_dump_json(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if child.returncode == -signal.SIGKILL:
+        result.trace.append(f"{where}: the host process was SIGKILLed at {named}")
+    elif child.returncode == NOT_KILLED:
+        result.mismatches.append(f"{where}: the host process never reached {named}")
+    else:
+        tail = child.stderr.strip().splitlines()[-3:]
+        result.mismatches.append(
+            f"{where}: the host process ended with {child.returncode}: {' / '.join(tail)}"
+        )
+    world.restart()
 
 
 def _notify(world: _World, step: NotifyStep, where: str, result: ScenarioResult) -> None:

@@ -17,7 +17,17 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Connection, Select, insert, select, text, update
+from sqlalchemy import (
+    Column,
+    ColumnElement,
+    Connection,
+    Select,
+    insert,
+    literal,
+    select,
+    text,
+    update,
+)
 
 from keep_sdk.contract.durable import Attempt, Invocation, Notification
 from keep_sdk.errors import MutationConflict
@@ -105,7 +115,7 @@ class SqlDurableRows:
     def due_invocations(self, now: dt.datetime, limit: int) -> list[Invocation]:
         query = (
             select(_I.c.doc)
-            .where(_I.c.status == "active", _I.c.next_poll_at <= now)
+            .where(_partial(_I.c.status, "active"), _I.c.next_poll_at <= now)
             .order_by(_I.c.next_poll_at)
             .limit(limit)
         )
@@ -114,7 +124,7 @@ class SqlDurableRows:
     def expired_invocations(self, now: dt.datetime, limit: int) -> list[Invocation]:
         query = (
             select(_I.c.doc)
-            .where(_I.c.status == "active", _I.c.timeout_at <= now)
+            .where(_partial(_I.c.status, "active"), _I.c.timeout_at <= now)
             .order_by(_I.c.timeout_at)
             .limit(limit)
         )
@@ -129,7 +139,12 @@ class SqlDurableRows:
         return [Notification.model_validate(r.doc) for r in self.conn.execute(query)]
 
     def pending_notifications(self, limit: int) -> list[Notification]:
-        query = select(_N.c.doc).where(_N.c.outcome == "pending").order_by(_N.c.seq).limit(limit)
+        query = (
+            select(_N.c.doc)
+            .where(_partial(_N.c.outcome, "pending"))
+            .order_by(_N.c.seq)
+            .limit(limit)
+        )
         return [Notification.model_validate(r.doc) for r in self.conn.execute(query)]
 
     def insert_notification(self, notification: Notification) -> None:
@@ -171,3 +186,11 @@ class SqlDurableRows:
             select(_A.c.seq, _A.c.doc).where(_A.c.invocation_id == invocation_id).order_by(_A.c.seq)
         )
         return [Attempt.model_validate({**r.doc, "seq": r.seq}) for r in self.conn.execute(query)]
+
+
+def _partial(column: Column[str], value: str) -> ColumnElement[bool]:
+    """``column = 'value'`` with the value in the SQL text, not a bound parameter: the
+    predicate of a partial index must be a constant for PostgreSQL to prove a prepared
+    statement's generic plan may use the index (psycopg prepares a statement after five
+    runs; with a parameter the generic plan is a sequential scan)."""
+    return column == literal(value, literal_execute=True)
