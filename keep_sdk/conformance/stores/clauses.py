@@ -21,14 +21,25 @@ from keep_sdk.conformance.stores._support import (
     ManualClock,
 )
 from keep_sdk.conformance.stores.base import StoreTestBase
-from keep_sdk.errors import EventNotPending, LeaseLost, MutationConflict, NotFound
+from keep_sdk.errors import (
+    ActiveRunExists,
+    EventNotPending,
+    LeaseLost,
+    MutationConflict,
+    NotFound,
+    PhaseConflict,
+    WorkflowPaused,
+)
 from keep_sdk.model import (
     EventStatus,
     HandlerKind,
+    HandlerPhase,
     LedgerStatus,
     MutationApplied,
+    PhaseTrace,
     PrepareResult,
     Reservation,
+    RunPhase,
     RunStatus,
 )
 from keep_sdk.stores import HandlerSpec, Publication, Resolution, Store, SupportsPages
@@ -617,3 +628,93 @@ class ClauseTests(StoreTestBase):
             assert store.get_ledger_entry(entry.id) == resolved
             assert [e for e in store.due_reconciliations() if e.id == entry.id] == []
             store.set_run_status(run.id, RunStatus.FAILED_INTERNAL)
+
+    def test_every_run_change_is_stamped_and_keeps_its_trace(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        self.publish(store, wf, "a")
+        begun = self.begin_consumer(store, wf)
+        trace = [PhaseTrace(phase=HandlerPhase.PREPARE, wall_time_s=0.5)]
+        clock.advance(5)
+        prepared = store.save_prepare_result(
+            begun.id, PrepareResult(reservations=[Reservation(topic="in", ids=["a"])])
+        )
+        assert prepared.updated_at == clock()
+        clock.advance(5)
+        paused = store.set_run_status(
+            begun.id, RunStatus.PAUSED_TRANSIENT, error="later", trace=trace
+        )
+        assert (paused.updated_at, paused.trace) == (clock(), trace)
+        assert store.get_run(begun.id).trace == trace
+        store.set_run_status(begun.id, RunStatus.ACTIVE)
+        clock.advance(5)
+        mutating = store.advance_phase(begun.id, RunPhase.MUTATING)
+        assert mutating.updated_at == clock()
+        entry = self.intent(store, mutating)
+        store.record_mutation_applied(entry.id, {"rowId": 1})
+        clock.advance(5)
+        more = [PhaseTrace(phase=HandlerPhase.NEXT)]
+        committed = store.commit_consumer_run(begun.id, trace=more).run
+        assert (committed.updated_at, committed.trace) == (clock(), trace + more)
+        assert store.get_run(begun.id) == committed
+
+    def test_released_reservations_are_stamped_and_release_calls_its_fault_point(
+        self, store: Store, clock: ManualClock, faults: FaultInjector
+    ) -> None:
+        wf = self.deploy(store)
+        run = self.prepared(store, wf, "a", "b")
+        clock.advance(5)
+        faults.calls = []
+        store.set_run_status(run.id, RunStatus.CRASHED, release_reservations=True)
+        assert faults.calls == [FaultPoint.SET_RUN_STATUS]
+        events = store.list_events(wf)
+        assert {(e.status, e.reserved_by, e.updated_at) for e in events} == {
+            (EventStatus.PENDING, None, clock())
+        }
+        retry = self.prepared(store, wf, "a")
+        store.set_run_status(retry.id, RunStatus.CRASHED)
+        faults.calls = []
+        clock.advance(5)
+        again = store.begin_run(wf, CONSUMER, HandlerKind.CONSUMER, retry_of=retry.id)
+        assert FaultPoint.BEGIN_RUN in faults.calls
+        assert None not in faults.calls
+        [released] = [e for e in store.list_events(wf) if e.message_id == "a"]
+        assert (released.status, released.reserved_by) == (EventStatus.PENDING, None)
+        assert released.updated_at == clock()
+        store.set_run_status(again.id, RunStatus.CRASHED)
+        self.publish(store, wf, "c")
+        [pending] = [e for e in store.list_events(wf) if e.message_id == "c"]
+        faults.calls = []
+        store.skip_event(pending.id, actor="alice")
+        assert faults.calls == [FaultPoint.SKIP_EVENT]
+
+    def test_refused_runs_name_the_workflow_handler_and_active_run(self, store: Store) -> None:
+        wf = self.deploy(store)
+        with pytest.raises(NotFound, match=f"{wf}.*handler-nowhere-9"):
+            store.begin_run(wf, "handler-nowhere-9", HandlerKind.CONSUMER)
+        with pytest.raises(PhaseConflict, match=f"{wf}/{PRODUCER}"):
+            store.begin_run(wf, PRODUCER, HandlerKind.CONSUMER)
+        first = self.begin_consumer(store, wf)
+        with pytest.raises(ActiveRunExists, match=f"{wf}.*{first.id}"):
+            self.begin_consumer(store, wf)
+        store.set_run_status(first.id, RunStatus.PAUSED_TRANSIENT)
+        second = self.begin_consumer(store, wf)
+        with pytest.raises(ActiveRunExists, match=f"{wf}.*{second.id}"):
+            store.set_run_status(first.id, RunStatus.ACTIVE)
+        store.pause_workflow(wf, actor="alice")
+        store.set_run_status(second.id, RunStatus.CRASHED)
+        with pytest.raises(WorkflowPaused, match=wf):
+            self.begin_consumer(store, wf)
+
+    def test_a_consumer_run_never_commits_over_an_unsettled_mutation(self, store: Store) -> None:
+        wf = self.deploy(store)
+        run = self.mutating(store, wf, "a")
+        entry = self.intent(store, run)
+        store.record_mutation_failed(entry.id, error="refused")
+        store.advance_phase(run.id, RunPhase.EMITTING)
+        with pytest.raises(MutationConflict, match="failed; it must be applied or resolved"):
+            store.commit_consumer_run(run.id)
+        assert store.get_ledger_entry(entry.id).status is LedgerStatus.FAILED
+        assert store.get_run(run.id).status is RunStatus.ACTIVE
+        assert [e.status for e in store.list_events(wf)] == [EventStatus.RESERVED]
