@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable
 
 import pytest
+from pydantic import JsonValue
 
 from keep_sdk.conformance.stores._support import (
     CONSUMER,
@@ -527,7 +528,7 @@ class ClauseTests(StoreTestBase):
     def test_a_deploy_keeps_the_manifest_and_handlers_and_only_producers_come_due(
         self, store: Store, clock: ManualClock
     ) -> None:
-        manifest = {"topics": ["in", "out"], "note": "v1"}
+        manifest: dict[str, JsonValue] = {"topics": ["in", "out"], "note": "v1"}
         handlers = (
             HandlerSpec(name=PRODUCER, kind=HandlerKind.PRODUCER),
             HandlerSpec(name=CONSUMER, kind=HandlerKind.CONSUMER, subscribe=["out", "in", "in"]),
@@ -544,7 +545,7 @@ class ClauseTests(StoreTestBase):
         assert (consumer.subscribe, consumer.next_run_at) == (["in", "out"], None)
         assert store.get_handler(name, PRODUCER).next_run_at == clock()
         clock.advance(5)
-        changed = {"topics": ["in"], "note": "v2"}
+        changed: dict[str, JsonValue] = {"topics": ["in"], "note": "v2"}
         assert store.deploy_if_changed(name, "v2 source", changed, handlers=handlers) == (2, True)
         assert store.get_workflow_version(name).manifest == changed
         assert store.get_handler(name, CONSUMER).next_run_at is None
