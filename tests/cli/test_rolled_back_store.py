@@ -24,7 +24,7 @@ from keep_sdk.stores import Publication, SqlStore
 from tests.cli.terminal import keep
 
 ROOT = Path(__file__).parents[2]
-EVENTS = 30
+EVENTS = 200
 
 COPY = """
 export default Keep.workflow({
@@ -94,7 +94,7 @@ def test_a_deleted_wal_after_a_kill_is_refused_and_repeats_no_mutation(tmp_path:
     store = SqlStore(url)
     for n in range(EVENTS):
         store.publish(
-            "copy", Publication(topic="item.added", message_id=f"item-{n:02d}", title=f"item {n}")
+            "copy", Publication(topic="item.added", message_id=f"item-{n:03d}", title=f"item {n}")
         )
     store.close()
 
@@ -136,7 +136,7 @@ def test_a_deleted_wal_after_a_kill_is_refused_and_repeats_no_mutation(tmp_path:
     resumed = _keep_process("worker", "--store", url, "--until-idle", "--isolation", "in-process")
     assert resumed.returncode == 0, resumed.stderr
     after = Counter(_rows(doubles))
-    assert set(after) == {f"item-{n:02d}" for n in range(EVENTS)}
+    assert set(after) == {f"item-{n:03d}" for n in range(EVENTS)}
     assert all(count == 1 for item, count in after.items() if item not in written)
 
 
