@@ -22,6 +22,7 @@ KeepError
     ├── NotFound                no such event, run, workflow or ledger entry
     ├── SchemaVersionError      the database schema is not the version this code expects
     ├── StoreUnavailable        the database could not be used just now (transient: retried)
+    ├── StoreRolledBack         the database lost committed mutation intents (went back in time)
     └── StoreConflict           a commit point's precondition does not hold; nothing changed
         ├── EventNotPending     reserving an event that is not pending
         ├── ActiveRunExists     beginning a run while the workflow has an active one
@@ -79,6 +80,7 @@ __all__ = [
     "ScriptRejected",
     "StoreConflict",
     "StoreError",
+    "StoreRolledBack",
     "StoreUnavailable",
     "TransientError",
     "UncertainOutcome",
@@ -296,6 +298,23 @@ class StoreUnavailable(StoreError):
     def __init__(self, message: str, *, reason: str = "") -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class StoreRolledBack(StoreError):
+    """The database holds fewer mutation intents than were committed to it: it went back in
+    time (a deleted ``-wal`` file after a crash, a copy restored over it), so runs that
+    already made their external calls would run again and repeat them.
+
+    Raised when the store is opened, before anything runs. `database` is the file, `mark`
+    the newest intent the commit mark beside it recorded, `found` the newest intent the
+    database holds (0 when none).
+    """
+
+    def __init__(self, message: str, *, database: str = "", mark: int = 0, found: int = 0) -> None:
+        super().__init__(message)
+        self.database = database
+        self.mark = mark
+        self.found = found
 
 
 class StoreConflict(StoreError):

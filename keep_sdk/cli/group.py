@@ -30,6 +30,7 @@ from keep_sdk.cli.options import CONFIG_META
 from keep_sdk.cli.publish import publish_command
 from keep_sdk.cli.repairing import repair_command
 from keep_sdk.cli.replay import replay_command
+from keep_sdk.cli.rollback import accept_rollback_command
 from keep_sdk.cli.run import run_command, worker_command
 from keep_sdk.cli.schema import schema_command
 from keep_sdk.cli.serve import serve_command
@@ -85,6 +86,7 @@ COMMANDS: tuple[click.Command, ...] = (
     replay_command,
     diff_command,
     repair_command,
+    accept_rollback_command,
 )
 """Every ``keep`` command, in the order they were added."""
 

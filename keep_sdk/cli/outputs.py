@@ -16,9 +16,17 @@ from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import Event, LedgerEntry, RunRecord, UtcDatetime
 from keep_sdk.scheduler import Activity, StatusReport
 from keep_sdk.stores import PublishResult, WorkflowRecord
+from keep_sdk.stores.sql import AcceptedRollback
 from keep_sdk.validator import ReportSet
 
-__all__ = ["OUTPUTS", "RunOutput", "SuiteOutput", "WorkflowOutput", "output_schema"]
+__all__ = [
+    "OUTPUTS",
+    "RollbackOutput",
+    "RunOutput",
+    "SuiteOutput",
+    "WorkflowOutput",
+    "output_schema",
+]
 
 
 class _Output(BaseModel):
@@ -74,7 +82,24 @@ class SuiteOutput(_Output):
         return cls.model_validate(report.model_dump())
 
 
+class RollbackOutput(_Output):
+    """``keep accept-rollback --json``: the commit mark before and after, and how many
+    committed mutation intents the accepted database lost."""
+
+    store: str
+    database: str
+    mark_before: int | None
+    mark_after: int
+    forgotten: int
+
+    @classmethod
+    def of(cls, accepted: AcceptedRollback) -> RollbackOutput:
+        """The output for an accepted rollback."""
+        return cls(**accepted.model_dump(), forgotten=accepted.forgotten)
+
+
 OUTPUTS: dict[str, Any] = {
+    "accept-rollback": RollbackOutput,
     "conformance": SuiteOutput,
     "connectors": Manifest,
     "events": list[Event],

@@ -1,33 +1,41 @@
-"""SIGKILL a real process just before each write statement and each transaction of a
-consumer run (counted below the store by SQLAlchemy's engine events), then recover.
+"""SIGKILL a real process just before each write statement, each transaction and each
+commit of a write transaction of a run (counted below the store by SQLAlchemy's engine
+events), then recover, on SQLite and on PostgreSQL.
 
-Whatever statement the kill lands on, recovery leaves the row written exactly once,
-the event consumed, one applied ledger entry and no active run.
+Whatever statement the kill lands on, recovery leaves a consumer's row written exactly
+once, the event consumed, one applied ledger entry and no active run; a producer's
+publishes are kept exactly once, by the run that committed them, with the cursor that
+run saved.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 
+from keep_sdk.conformance import PostgresServer
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, LedgerStatus, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
-from keep_sdk.stores import open_store
+from keep_sdk.stores import Store, open_store
+from tests.runtime.harness import MAIL, MAIL_TO_SHEET
 from tests.runtime.test_crash_matrix import _prepare, _settle
 
 CHILD = Path(__file__).with_name("statement_kill_child.py")
 ROOT = Path(__file__).parents[2]
+WRITES = ("INSERT", "UPDATE", "DELETE")
 
 
-def _child(store_url: str, backing: Path, n: int) -> subprocess.CompletedProcess[str]:
+def _child(store_url: str, backing: Path, n: int, kind: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(CHILD), store_url, str(backing), str(n)],
+        [sys.executable, str(CHILD), store_url, str(backing), str(n), kind],
         capture_output=True,
         text=True,
         timeout=120,
@@ -36,43 +44,131 @@ def _child(store_url: str, backing: Path, n: int) -> subprocess.CompletedProcess
     )
 
 
-@pytest.mark.slow
-def test_a_kill_before_any_write_or_transaction_of_a_run_loses_and_repeats_nothing(
+def _kill_points(statements: list[str]) -> list[int]:
+    """Every write, every transaction's begin, and the commit of each write transaction."""
+    points, wrote = [], False
+    for i, sql in enumerate(statements, start=1):
+        if sql.startswith("BEGIN"):
+            wrote = False
+            points.append(i)
+        elif sql.startswith(WRITES):
+            wrote = True
+            points.append(i)
+        elif sql == "COMMIT" and wrote:
+            points.append(i)
+    return points
+
+
+def _runtime(store: Store, backing: Path) -> Runtime:
+    return Runtime(
+        store,
+        ConnectorSet([Gmail(backing=backing), Sheets(backing=backing), Slack(backing=backing)]),
+        load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+    )
+
+
+def _prepare_producer(store_url: str, backing: Path) -> None:
+    """The mail-to-sheet workflow deployed, three mails in the inbox, nothing published."""
+    store = open_store(store_url)
+    Gmail(backing=backing, seed=MAIL)
+    _runtime(store, backing).deploy(MAIL_TO_SHEET)
+    store.grant_permission("mail-to-sheet", "gmail.read", actor="test")
+    store.close()
+
+
+def _check_consumer(store: Store, backing: Path, where: str) -> None:
+    runtime = _runtime(store, backing)
+    _settle(runtime)
+    assert len(Sheets(backing=backing).effects("appendRow")) == 1, where
+    events = store.list_events("mail-to-sheet", topic="email.received")
+    assert [e.status for e in events] == [EventStatus.CONSUMED], where
+    runs = store.list_runs(workflow="mail-to-sheet")
+    assert not [r for r in runs if r.status is RunStatus.ACTIVE], where
+    assert len(store.list_ledger(status=LedgerStatus.APPLIED)) == 1, where
+    runtime.close()
+
+
+def _check_producer(store: Store, backing: Path, where: str) -> None:
+    runtime = _runtime(store, backing)
+    runtime.recover()
+    for paused in store.list_runs(status=RunStatus.PAUSED_TRANSIENT):
+        runtime.resume(paused.id)
+    runtime.run_producer("mail-to-sheet", "pollEmail")
+    events = store.list_events("mail-to-sheet", topic="email.received")
+    assert [e.message_id for e in events] == ["m1", "m2", "m3"], where
+    assert {e.status for e in events} == {EventStatus.PENDING}, where
+    runs = {r.id: r for r in store.list_runs(workflow="mail-to-sheet")}
+    creators = {e.created_by for e in events}
+    assert len(creators) == 1, where
+    [creator] = creators
+    assert creator is not None
+    assert runs[creator].status is RunStatus.COMMITTED, where
+    assert runs[creator].output_state == {"cursor": MAIL["messages"][-1]["receivedAt"]}, where
+    handler = store.get_handler("mail-to-sheet", "pollEmail")
+    assert handler.state == {"cursor": MAIL["messages"][-1]["receivedAt"]}, where
+    assert not [r for r in runs.values() if r.status is RunStatus.ACTIVE], where
+    assert store.list_ledger(workflow="mail-to-sheet") == [], where
+    runtime.close()
+
+
+def _kill_matrix(
+    new_url: Callable[[str], str],
     tmp_path: Path,
+    kind: str,
+    done_with: Callable[[str], None] = lambda url: None,
 ) -> None:
+    prepare = _prepare_producer if kind == "producer" else _prepare
+    check = _check_producer if kind == "producer" else _check_consumer
     probe = tmp_path / "probe"
     probe.mkdir()
-    _prepare(f"sqlite:///{probe / 'keep.db'}", probe / "doubles.db")
-    clean = _child(f"sqlite:///{probe / 'keep.db'}", probe / "doubles.db", 10**9)
+    url = new_url("probe")
+    prepare(url, probe / "doubles.db")
+    clean = _child(url, probe / "doubles.db", 10**9, kind)
     assert clean.returncode == 0, clean.stderr
     statements = clean.stdout.splitlines()
-    points = [
-        i
-        for i, sql in enumerate(statements, start=1)
-        if sql.startswith(("BEGIN", "INSERT", "UPDATE", "DELETE"))
-    ]
+    points = _kill_points(statements)
     assert len(points) >= 10, statements
     for n in points:
         case = tmp_path / f"kill{n}"
         case.mkdir()
-        url, backing = f"sqlite:///{case / 'keep.db'}", case / "doubles.db"
-        _prepare(url, backing)
-        child = _child(url, backing, n)
+        url, backing = new_url(f"kill{n}"), case / "doubles.db"
+        prepare(url, backing)
+        child = _child(url, backing, n, kind)
         assert child.returncode == -9, f"not killed before statement {n}: {child.stderr}"
         store = open_store(url)
-        sheets = Sheets(backing=backing)
-        runtime = Runtime(
-            store,
-            ConnectorSet([Gmail(backing=backing), sheets, Slack(backing=backing)]),
-            load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
-        )
-        _settle(runtime)
-        where = f"killed before statement {n}: {statements[n - 1]}"
-        assert len(sheets.effects("appendRow")) == 1, where
-        events = store.list_events("mail-to-sheet", topic="email.received")
-        assert [e.status for e in events] == [EventStatus.CONSUMED], where
-        runs = store.list_runs(workflow="mail-to-sheet")
-        assert not [r for r in runs if r.status is RunStatus.ACTIVE], where
-        assert len(store.list_ledger(status=LedgerStatus.APPLIED)) == 1, where
-        runtime.close()
-        store.close()
+        try:
+            check(store, backing, f"killed before statement {n}: {statements[n - 1]}")
+        finally:
+            store.close()
+            done_with(url)
+
+
+def _sqlite(tmp_path: Path) -> Callable[[str], str]:
+    def new_url(name: str) -> str:
+        (tmp_path / name).mkdir(exist_ok=True)
+        return f"sqlite:///{tmp_path / name / 'keep.db'}"
+
+    return new_url
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["consumer", "producer"])
+def test_sqlite_a_kill_before_any_write_begin_or_commit_loses_and_repeats_nothing(
+    tmp_path: Path, kind: str
+) -> None:
+    _kill_matrix(_sqlite(tmp_path), tmp_path, kind)
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+@pytest.mark.parametrize("kind", ["consumer", "producer"])
+def test_postgres_a_kill_before_any_write_begin_or_commit_loses_and_repeats_nothing(
+    postgres_server: PostgresServer, tmp_path: Path, kind: str
+) -> None:
+    def drop(url: str) -> None:
+        with psycopg.connect(postgres_server.admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{url.rpartition("/")[2]}" WITH (FORCE)')
+
+    _kill_matrix(
+        lambda name: postgres_server.create_database(f"kills_{name}"), tmp_path, kind, drop
+    )

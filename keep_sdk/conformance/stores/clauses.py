@@ -8,9 +8,11 @@ forgetting a cleared time) fails it.
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections.abc import Callable
 
 import pytest
+from pydantic import JsonValue
 
 from keep_sdk.conformance.stores._support import (
     CONSUMER,
@@ -20,16 +22,28 @@ from keep_sdk.conformance.stores._support import (
     ManualClock,
 )
 from keep_sdk.conformance.stores.base import StoreTestBase
-from keep_sdk.errors import EventNotPending, LeaseLost, NotFound
+from keep_sdk.errors import (
+    ActiveRunExists,
+    EventNotPending,
+    LeaseLost,
+    MutationConflict,
+    NotFound,
+    PhaseConflict,
+    WorkflowPaused,
+)
 from keep_sdk.model import (
     EventStatus,
+    HandlerKind,
+    HandlerPhase,
     LedgerStatus,
     MutationApplied,
+    PhaseTrace,
     PrepareResult,
     Reservation,
+    RunPhase,
     RunStatus,
 )
-from keep_sdk.stores import Publication, Resolution, Store
+from keep_sdk.stores import HandlerSpec, Publication, Resolution, Store, SupportsPages
 from keep_sdk.stores.faults import FaultPoint
 
 __all__ = ["ClauseTests"]
@@ -447,3 +461,261 @@ class ClauseTests(StoreTestBase):
         assert applied.updated_at == clock()
         assert store.get_run(run.id).updated_at == clock()
         assert FaultPoint.LEDGER_ENTRY in faults.calls
+
+    def test_pages_filter_by_workflow_and_status_together_on_every_page(self, store: Store) -> None:
+        if not isinstance(store, SupportsPages):
+            pytest.skip("the store does not implement SupportsPages")
+        mine, other = self.deploy(store), self.deploy(store)
+        for wf in (mine, other):
+            for n, status in enumerate((RunStatus.FAILED_LOGIC, RunStatus.CRASHED) * 2):
+                run = self.mutating(store, wf, f"{wf}-{n}")
+                entry = self.intent(store, run)
+                if status is RunStatus.CRASHED:
+                    store.record_mutation_failed(entry.id, error="refused")
+                store.set_run_status(run.id, status)
+        failed = [r.id for r in store.list_runs(workflow=mine, status=RunStatus.FAILED_LOGIC)]
+        assert len(failed) == 2
+        first = store.page_runs(workflow=mine, status=RunStatus.FAILED_LOGIC, limit=1)
+        assert [r.id for r in first] == failed[-1:]
+        rest = store.page_runs(
+            workflow=mine, status=RunStatus.FAILED_LOGIC, before=first[0].id, limit=10
+        )
+        assert [r.id for r in rest] == failed[:1]
+        in_flight = [
+            e.id for e in store.list_ledger(workflow=mine) if e.status is LedgerStatus.IN_FLIGHT
+        ]
+        assert len(in_flight) == 2
+        top = store.page_ledger(workflow=mine, status=LedgerStatus.IN_FLIGHT, limit=1)
+        assert [e.id for e in top] == in_flight[-1:]
+        tail = store.page_ledger(
+            workflow=mine, status=LedgerStatus.IN_FLIGHT, before=top[0].id, limit=10
+        )
+        assert [e.id for e in tail] == in_flight[:1]
+
+    def test_an_unknown_page_cursor_is_named(self, store: Store) -> None:
+        if not isinstance(store, SupportsPages):
+            pytest.skip("the store does not implement SupportsPages")
+        wf = self.deploy(store)
+        with pytest.raises(NotFound, match="evt-nowhere-1"):
+            store.page_events(wf, before="evt-nowhere-1", limit=5)
+        with pytest.raises(NotFound, match="run-nowhere-2"):
+            store.page_runs(before="run-nowhere-2", limit=5)
+        with pytest.raises(NotFound, match="mut-nowhere-3"):
+            store.page_ledger(before="mut-nowhere-3", limit=5)
+
+    def test_every_missing_thing_is_named(self, store: Store) -> None:
+        wf = self.deploy(store)
+        with pytest.raises(NotFound, match="wf-nowhere-4"):
+            store.get_workflow("wf-nowhere-4")
+        with pytest.raises(NotFound, match="handler-nowhere-5"):
+            store.get_handler(wf, "handler-nowhere-5")
+        with pytest.raises(NotFound, match="run-nowhere-6"):
+            store.get_run("run-nowhere-6")
+        with pytest.raises(NotFound, match="mut-nowhere-7"):
+            store.get_ledger_entry("mut-nowhere-7")
+        with pytest.raises(NotFound, match=r"sheets\.nowhere"):
+            store.revoke_permission(wf, "sheets.nowhere", actor="alice")
+
+    def test_handlers_are_listed_for_every_workflow_or_one(self, store: Store) -> None:
+        first, second = self.deploy(store), self.deploy(store)
+        every = {(h.workflow, h.name) for h in store.list_handlers()}
+        names = {spec.name for spec in STANDARD_HANDLERS}
+        assert {(wf, n) for wf in (first, second) for n in names} <= every
+        assert {h.workflow for h in store.list_handlers(second)} == {second}
+        with pytest.raises(NotFound):
+            store.list_handlers("wf-nowhere-8")
+
+    def test_a_deploy_keeps_the_manifest_and_handlers_and_only_producers_come_due(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        manifest: dict[str, JsonValue] = {"topics": ["in", "out"], "note": "v1"}
+        handlers = (
+            HandlerSpec(name=PRODUCER, kind=HandlerKind.PRODUCER),
+            HandlerSpec(name=CONSUMER, kind=HandlerKind.CONSUMER, subscribe=["out", "in", "in"]),
+        )
+        name = f"wf-{uuid.uuid4().hex[:12]}"
+        store.deploy(name, "v1 source", manifest, handlers=handlers)
+        version = store.get_workflow_version(name, 1)
+        assert (version.source, version.manifest) == ("v1 source", manifest)
+        assert [(h.name, h.kind) for h in version.handlers] == [
+            (PRODUCER, HandlerKind.PRODUCER),
+            (CONSUMER, HandlerKind.CONSUMER),
+        ]
+        consumer = store.get_handler(name, CONSUMER)
+        assert (consumer.subscribe, consumer.next_run_at) == (["in", "out"], None)
+        assert store.get_handler(name, PRODUCER).next_run_at == clock()
+        clock.advance(5)
+        changed: dict[str, JsonValue] = {"topics": ["in"], "note": "v2"}
+        assert store.deploy_if_changed(name, "v2 source", changed, handlers=handlers) == (2, True)
+        assert store.get_workflow_version(name).manifest == changed
+        assert store.get_handler(name, CONSUMER).next_run_at is None
+        assert store.get_handler(name, PRODUCER).next_run_at == clock()
+
+    def test_handler_times_are_stamped_and_naive_times_are_utc(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        clock.advance(5)
+        woken = store.set_wake_at(wf, CONSUMER, clock() + dt.timedelta(minutes=1))
+        assert woken.updated_at == clock()
+        assert store.get_handler(wf, CONSUMER).updated_at == clock()
+        clock.advance(5)
+        naive = dt.datetime(2031, 5, 6, 7, 8, 9)
+        store.set_next_run_at(wf, PRODUCER, naive)
+        handler = store.get_handler(wf, PRODUCER)
+        assert handler.updated_at == clock()
+        assert handler.next_run_at == naive.replace(tzinfo=dt.UTC)
+        assert handler.next_run_at is not None
+        assert handler.next_run_at.utcoffset() == dt.timedelta(0)
+
+    def test_a_persons_workflow_changes_call_their_fault_points_and_are_stamped(
+        self, store: Store, clock: ManualClock, faults: FaultInjector
+    ) -> None:
+        wf = self.deploy(store)
+        changes: list[tuple[FaultPoint, Callable[[], object]]] = [
+            (FaultPoint.PAUSE_WORKFLOW, lambda: store.pause_workflow(wf, actor="a")),
+            (FaultPoint.RESUME_WORKFLOW, lambda: store.resume_workflow(wf, actor="a")),
+            (FaultPoint.GRANT_WORKFLOW, lambda: store.grant_permission(wf, "x.y", actor="a")),
+            (FaultPoint.REVOKE_WORKFLOW, lambda: store.revoke_permission(wf, "x.y", actor="a")),
+        ]
+        for point, change in changes:
+            clock.advance(5)
+            faults.calls = []
+            returned = change()
+            assert faults.calls == [point]
+            assert store.get_workflow(wf) == returned
+            assert store.get_workflow(wf).updated_at == clock()
+
+    def test_a_second_intent_names_the_first_and_an_intent_at_prepared_stamps_the_run(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        run = self.prepared(store, wf, "a")
+        clock.advance(5)
+        entry = self.intent(store, run)
+        assert store.get_run(run.id).updated_at == clock()
+        with pytest.raises(MutationConflict, match=entry.id):
+            self.intent(store, store.get_run(run.id))
+
+    def test_a_refused_settlement_names_the_status_it_was_refused(self, store: Store) -> None:
+        wf = self.deploy(store)
+        entry = self.intent(store, self.mutating(store, wf, "a"))
+        store.record_mutation_applied(entry.id, {"rowId": 1})
+        with pytest.raises(MutationConflict, match="can become failed"):
+            store.record_mutation_failed(entry.id, error="late")
+        with pytest.raises(MutationConflict, match="can become indeterminate"):
+            store.record_mutation_indeterminate(entry.id)
+
+    def test_resolving_clears_the_reconcile_time_keeps_an_unapplied_result_and_faults(
+        self, store: Store, clock: ManualClock, faults: FaultInjector
+    ) -> None:
+        wf = self.deploy(store)
+        for resolution in (Resolution.DIDNT_HAPPEN, Resolution.SKIP):
+            run = self.mutating(store, wf, f"r-{resolution.value}")
+            entry = self.intent(store, run)
+            store.record_needs_reconcile(
+                entry.id, next_reconcile_at=clock() + dt.timedelta(seconds=5), error="timeout"
+            )
+            store.set_run_status(run.id, RunStatus.PAUSED_RECONCILIATION)
+            clock.advance(60)
+            faults.calls = []
+            resolved = store.resolve_mutation(
+                entry.id, resolution, actor="alice", result={"rowId": 99}
+            )
+            assert FaultPoint.RESOLVE_ENTRY in faults.calls
+            assert None not in faults.calls
+            assert resolved.next_reconcile_at is None
+            assert resolved.result is None
+            assert store.get_ledger_entry(entry.id) == resolved
+            assert [e for e in store.due_reconciliations() if e.id == entry.id] == []
+            store.set_run_status(run.id, RunStatus.FAILED_INTERNAL)
+
+    def test_every_run_change_is_stamped_and_keeps_its_trace(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        self.publish(store, wf, "a")
+        begun = self.begin_consumer(store, wf)
+        trace = [PhaseTrace(phase=HandlerPhase.PREPARE, wall_time_s=0.5)]
+        clock.advance(5)
+        prepared = store.save_prepare_result(
+            begun.id, PrepareResult(reservations=[Reservation(topic="in", ids=["a"])])
+        )
+        assert prepared.updated_at == clock()
+        clock.advance(5)
+        paused = store.set_run_status(
+            begun.id, RunStatus.PAUSED_TRANSIENT, error="later", trace=trace
+        )
+        assert (paused.updated_at, paused.trace) == (clock(), trace)
+        assert store.get_run(begun.id).trace == trace
+        store.set_run_status(begun.id, RunStatus.ACTIVE)
+        clock.advance(5)
+        mutating = store.advance_phase(begun.id, RunPhase.MUTATING)
+        assert mutating.updated_at == clock()
+        entry = self.intent(store, mutating)
+        store.record_mutation_applied(entry.id, {"rowId": 1})
+        clock.advance(5)
+        more = [PhaseTrace(phase=HandlerPhase.NEXT)]
+        committed = store.commit_consumer_run(begun.id, trace=more).run
+        assert (committed.updated_at, committed.trace) == (clock(), trace + more)
+        assert store.get_run(begun.id) == committed
+
+    def test_released_reservations_are_stamped_and_release_calls_its_fault_point(
+        self, store: Store, clock: ManualClock, faults: FaultInjector
+    ) -> None:
+        wf = self.deploy(store)
+        run = self.prepared(store, wf, "a", "b")
+        clock.advance(5)
+        faults.calls = []
+        store.set_run_status(run.id, RunStatus.CRASHED, release_reservations=True)
+        assert faults.calls == [FaultPoint.SET_RUN_STATUS]
+        events = store.list_events(wf)
+        assert {(e.status, e.reserved_by, e.updated_at) for e in events} == {
+            (EventStatus.PENDING, None, clock())
+        }
+        retry = self.prepared(store, wf, "a")
+        store.set_run_status(retry.id, RunStatus.CRASHED)
+        faults.calls = []
+        clock.advance(5)
+        again = store.begin_run(wf, CONSUMER, HandlerKind.CONSUMER, retry_of=retry.id)
+        assert FaultPoint.BEGIN_RUN in faults.calls
+        assert None not in faults.calls
+        [released] = [e for e in store.list_events(wf) if e.message_id == "a"]
+        assert (released.status, released.reserved_by) == (EventStatus.PENDING, None)
+        assert released.updated_at == clock()
+        store.set_run_status(again.id, RunStatus.CRASHED)
+        self.publish(store, wf, "c")
+        [pending] = [e for e in store.list_events(wf) if e.message_id == "c"]
+        faults.calls = []
+        store.skip_event(pending.id, actor="alice")
+        assert faults.calls == [FaultPoint.SKIP_EVENT]
+
+    def test_refused_runs_name_the_workflow_handler_and_active_run(self, store: Store) -> None:
+        wf = self.deploy(store)
+        with pytest.raises(NotFound, match=f"{wf}.*handler-nowhere-9"):
+            store.begin_run(wf, "handler-nowhere-9", HandlerKind.CONSUMER)
+        with pytest.raises(PhaseConflict, match=f"{wf}/{PRODUCER}"):
+            store.begin_run(wf, PRODUCER, HandlerKind.CONSUMER)
+        first = self.begin_consumer(store, wf)
+        with pytest.raises(ActiveRunExists, match=f"{wf}.*{first.id}"):
+            self.begin_consumer(store, wf)
+        store.set_run_status(first.id, RunStatus.PAUSED_TRANSIENT)
+        second = self.begin_consumer(store, wf)
+        with pytest.raises(ActiveRunExists, match=f"{wf}.*{second.id}"):
+            store.set_run_status(first.id, RunStatus.ACTIVE)
+        store.pause_workflow(wf, actor="alice")
+        store.set_run_status(second.id, RunStatus.CRASHED)
+        with pytest.raises(WorkflowPaused, match=wf):
+            self.begin_consumer(store, wf)
+
+    def test_a_consumer_run_never_commits_over_an_unsettled_mutation(self, store: Store) -> None:
+        wf = self.deploy(store)
+        run = self.mutating(store, wf, "a")
+        entry = self.intent(store, run)
+        store.record_mutation_failed(entry.id, error="refused")
+        store.advance_phase(run.id, RunPhase.EMITTING)
+        with pytest.raises(MutationConflict, match="failed; it must be applied or resolved"):
+            store.commit_consumer_run(run.id)
+        assert store.get_ledger_entry(entry.id).status is LedgerStatus.FAILED
+        assert store.get_run(run.id).status is RunStatus.ACTIVE
+        assert [e.status for e in store.list_events(wf)] == [EventStatus.RESERVED]

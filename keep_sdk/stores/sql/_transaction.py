@@ -43,6 +43,9 @@ class SqlTransaction(SqlDurableRows, Transaction):
         self.conn = conn
         self.dialect = dialect
         self._lock = write and dialect == "postgresql"
+        self.newest_intent: int | None = None
+        """The ``seq`` of the ledger row this transaction inserted (SQLite), for the commit
+        mark; None when it inserted none."""
 
     def _pick(self, lookup: q.Lookup) -> Select[Any]:
         plain, for_update = lookup
@@ -279,7 +282,9 @@ class SqlTransaction(SqlDurableRows, Transaction):
         return [rows.ledger_entry(r) for r in self.conn.execute(query)]
 
     def insert_ledger_entry(self, entry: LedgerEntry) -> None:
-        self.conn.execute(q.INSERT_ENTRY, rows.entry_values(entry))
+        done = self.conn.execute(q.INSERT_ENTRY, rows.entry_values(entry))
+        if self.dialect == "sqlite":
+            self.newest_intent = done.lastrowid
 
     def update_ledger_entry(self, before: LedgerEntry, after: LedgerEntry) -> bool:
         values = rows.entry_values(after)

@@ -11,13 +11,17 @@ import datetime as dt
 import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
 from sqlalchemy import and_, exists, func, insert, literal_column, or_, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 
 from keep_sdk.errors import (
     ActiveRunExists,
+    ConfigurationError,
     MutationConflict,
     NotFound,
     StoreConflict,
@@ -42,10 +46,45 @@ from keep_sdk.stores.sql import _rows as rows
 from keep_sdk.stores.sql import _schema as t
 from keep_sdk.stores.sql import _statements as q
 from keep_sdk.stores.sql._durable import INBOX_CHANNEL
-from keep_sdk.stores.sql._engine import WRITE, create_store_engine
+from keep_sdk.stores.sql._engine import WRITE, create_store_engine, sqlalchemy_url
+from keep_sdk.stores.sql._mark import CommitMark
 from keep_sdk.stores.sql._transaction import SqlTransaction
 
-__all__ = ["SqlStore"]
+__all__ = ["AcceptedRollback", "SqlStore", "accept_rollback"]
+
+
+class AcceptedRollback(BaseModel):
+    """What `accept_rollback` did: the commit mark of `database` moved from `mark_before`
+    (None: there was none) to `mark_after`, the newest mutation intent the database holds."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+    store: str
+    database: str
+    mark_before: int | None
+    mark_after: int
+
+    @property
+    def forgotten(self) -> int:
+        """How many committed mutation intents the database lost (0: it went back by none)."""
+        return max(0, (self.mark_before or 0) - self.mark_after)
+
+
+def accept_rollback(url: str) -> AcceptedRollback:
+    """Accept the SQLite store at `url` as it is after it went back in time (a backup a
+    person restored on purpose): its commit mark is set to the newest intent it holds, so
+    it opens again. Runs the database lost are forgotten; their events run again.
+
+    `ConfigurationError` for a store that is not a SQLite file (only they keep a mark).
+    """
+    if sqlalchemy_url(url).get_backend_name() != "sqlite":
+        raise ConfigurationError(
+            f"{url} is not a SQLite store; only SQLite stores keep a commit mark to accept"
+        )
+    store = SqlStore(url, accept_rollback=True)
+    store.close()
+    assert store.accepted is not None
+    return store.accepted
 
 
 def _translate(error: IntegrityError) -> StoreConflict:
@@ -94,22 +133,51 @@ class SqlStore(TransactionalStore):
     Opening creates the schema in an empty database, upgrades an older one and
     refuses a newer one (`SchemaVersionError`). `clock` supplies the time;
     `fault_hook`, when set, is called between the writes of every commit point.
+
+    A SQLite store keeps a commit mark beside its file (``keep.db-mark``, see
+    `keep_sdk.stores.sql._mark`): a database that lost committed mutation intents is
+    refused with `StoreRolledBack` when opened, unless `accept_rollback` (a person
+    restored it on purpose), which sets the mark to what the database holds.
     """
 
     def __init__(
-        self, url: str, *, clock: Clock = utc_now, fault_hook: FaultHook | None = None
+        self,
+        url: str,
+        *,
+        clock: Clock = utc_now,
+        fault_hook: FaultHook | None = None,
+        accept_rollback: bool = False,
     ) -> None:
         super().__init__(clock=clock, fault_hook=fault_hook)
         self._listener: Any = None
         self.url = url
+        self.accepted: AcceptedRollback | None = None
         self.engine = create_store_engine(url)
         self.dialect = self.engine.dialect.name
+        database = self.engine.url.database
+        self._mark = (
+            CommitMark(Path(database).expanduser().absolute())
+            if self.dialect == "sqlite" and database
+            else None
+        )
         try:
             with self._sql() as tx:
                 t.lock_for_schema(tx.conn)
                 t.ensure_schema(tx.conn)
+                if self._mark is not None:
+                    newest = tx.conn.execute(select(func.max(t.ledger.c.seq))).scalar()
+                    if accept_rollback:
+                        self.accepted = AcceptedRollback(
+                            store=url,
+                            database=str(self._mark.database),
+                            mark_before=self._mark.read_quietly(),
+                            mark_after=int(newest or 0),
+                        )
+                        self._mark.reset(int(newest or 0))
+                    else:
+                        self._mark.check(int(newest or 0), store=url)
         except BaseException:
-            self.engine.dispose()
+            self.close()
             raise
 
     def __repr__(self) -> str:
@@ -130,7 +198,8 @@ class SqlStore(TransactionalStore):
             with self.engine.connect() as conn:
                 conn.execution_options(**{WRITE: write})
                 with conn.begin():
-                    yield SqlTransaction(conn, dialect=self.dialect, write=write)
+                    tx = SqlTransaction(conn, dialect=self.dialect, write=write)
+                    yield tx
         except IntegrityError as exc:
             raise _translate(exc) from None
         except DBAPIError as exc:
@@ -141,8 +210,12 @@ class SqlStore(TransactionalStore):
                 f"{self!r} could not complete the operation: {reason}; {_advice(reason)}",
                 reason=reason,
             ) from exc
+        if tx.newest_intent is not None and self._mark is not None:
+            self._mark.advance(tx.newest_intent)
 
     def close(self) -> None:
+        if self._mark is not None:
+            self._mark.close()
         if self._listener is not None:
             self._listener.close()
             self._listener = None
