@@ -35,6 +35,7 @@ from keep_sdk.scheduler._tasks import Task, TaskKind
 from keep_sdk.stores import (
     ConsumerWake,
     HandlerRecord,
+    Lease,
     Store,
     SupportsDurable,
     WakeReason,
@@ -138,12 +139,18 @@ class Planner:
 
     def tasks(self, now: dt.datetime) -> list[Task]:
         """Every task due at `now`, best first, read in one snapshot of the store."""
+        return self.plan(now)[0]
+
+    def plan(self, now: dt.datetime) -> tuple[list[Task], list[Lease]]:
+        """The tasks due at `now`, best first, and every lease row, read in one snapshot
+        (one statement more than `tasks`: the workers divide the work by the leases)."""
         postponed: list[tuple[HandlerRecord, dt.datetime]] = []
         with self.store.reading():
             tasks = self._tasks(now, postponed)
+            leases = self.store.list_leases()
         for handler, fire in postponed:
             self.store.set_next_run_at(handler.workflow, handler.name, fire)
-        return tasks
+        return tasks, leases
 
     def _tasks(
         self, now: dt.datetime, postponed: list[tuple[HandlerRecord, dt.datetime]]

@@ -504,6 +504,10 @@ class Store(Protocol):
         """The current lease on the workflow (perhaps expired), or None."""
         ...
 
+    def list_leases(self) -> list[Lease]:
+        """Every lease row (perhaps expired), by name: one statement, whatever the history."""
+        ...
+
     def reading(self) -> AbstractContextManager[None]:
         """Answer every query this thread makes inside the block from one read
         transaction: one snapshot, one round trip to begin and end it. Commit points

@@ -331,6 +331,10 @@ class Queries(StoreCore):
         with self._read() as tx:
             return tx.lease(workflow)
 
+    def list_leases(self) -> list[Lease]:
+        with self._read() as tx:
+            return list(tx.leases())
+
 
 def _current(tx: Transaction, kind: HandlerKind) -> list[HandlerRecord]:
     """Handlers of `kind` in the current versions of unpaused workflows, by workflow and name."""
