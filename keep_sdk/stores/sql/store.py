@@ -35,7 +35,7 @@ from keep_sdk.model import (
 from keep_sdk.stores._commit import TransactionalStore
 from keep_sdk.stores._commit.queries import consumer_wake
 from keep_sdk.stores._commit.work import require_workflow
-from keep_sdk.stores._models import AuditEntry, ConsumerWake, HandlerRecord
+from keep_sdk.stores._models import AuditEntry, ConsumerWake, HandlerRecord, StatusCounts
 from keep_sdk.stores._protocol import Clock, FaultHook, utc_now
 from keep_sdk.stores._transaction import Transaction
 from keep_sdk.stores.sql import _rows as rows
@@ -310,6 +310,20 @@ class SqlStore(TransactionalStore):
             require_workflow(tx, workflow)
             for start in range(0, len(values), 10_000):
                 tx.conn.execute(insert(t.events), values[start : start + 10_000])
+
+    def count_by_status(self, workflow: str | None = None) -> StatusCounts:
+        """Two grouped counts over covering indexes (workflow, status) of events and runs."""
+        found: dict[str, dict[str, dict[str, int]]] = {"events": {}, "runs": {}}
+        with self._sql(write=False) as tx:
+            for name, table in (("events", t.events), ("runs", t.runs)):
+                query = select(table.c.workflow, table.c.status, func.count()).group_by(
+                    table.c.workflow, table.c.status
+                )
+                if workflow is not None:
+                    query = query.where(table.c.workflow == workflow)
+                for row in tx.conn.execute(query):
+                    found[name].setdefault(row[0], {})[row[1]] = int(row[2])
+        return StatusCounts(events=found["events"], runs=found["runs"])
 
     # Runs and the ledger
 
