@@ -507,7 +507,8 @@ class Store(Protocol):
         ...
 
     def list_leases(self) -> list[Lease]:
-        """Every lease row (perhaps expired), by name: one statement, whatever the history."""
+        """Every lease row (perhaps expired), in no set order: one statement, whatever the
+        history."""
         ...
 
     def reading(self) -> AbstractContextManager[None]:

@@ -176,7 +176,7 @@ class Transaction(Protocol):
         ...
 
     def leases(self) -> Iterable[Lease]:
-        """Every lease row (perhaps expired), by workflow name."""
+        """Every lease row (perhaps expired), in any order."""
         ...
 
     def insert_lease(self, lease: Lease) -> bool:
