@@ -3,8 +3,9 @@
 The report's statements are counted with SQLAlchemy's cursor events on a real
 SQLite file, with a small store and one with thousands of runs, ledger entries
 and events of history: the count must not change, and ``EXPLAIN QUERY PLAN``
-must show no statement reading a table of history row by row (the two counts by
-status read a covering index, never the rows). The report from indexes equals
+must show no statement reading a table of history row by row (the counts by
+status read covering indexes, and the partial index of pending events, which
+holds the backlog, not history). The report from indexes equals
 the report read in full.
 """
 
@@ -128,6 +129,7 @@ def test_no_status_statement_reads_the_rows_of_history(stores: Any) -> None:
                 if d.startswith("SCAN ")
                 and d.split()[1] in HISTORY_TABLES
                 and "COVERING INDEX" not in d
+                and "USING INDEX ix_events_pending" not in d
             ]
             assert not scans, f"{statement}\nreads history: {scans}"
 

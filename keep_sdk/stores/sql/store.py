@@ -312,17 +312,29 @@ class SqlStore(TransactionalStore):
                 tx.conn.execute(insert(t.events), values[start : start + 10_000])
 
     def count_by_status(self, workflow: str | None = None) -> StatusCounts:
-        """Two grouped counts over covering indexes (workflow, status) of events and runs."""
+        """Grouped counts over covering indexes: pending events (``ix_events_pending``),
+        the other events (``ix_events_settled``) and runs (``ix_runs_workflow_status``)."""
+        e, r = t.events.c, t.runs.c
+        queries = {
+            "events": [
+                select(e.workflow, literal_column("'pending'"), func.count())
+                .where(q.PENDING)
+                .group_by(e.workflow),
+                select(e.workflow, e.status, func.count())
+                .where(e.status != literal_column("'pending'"))
+                .group_by(e.workflow, e.status),
+            ],
+            "runs": [select(r.workflow, r.status, func.count()).group_by(r.workflow, r.status)],
+        }
         found: dict[str, dict[str, dict[str, int]]] = {"events": {}, "runs": {}}
         with self._sql(write=False) as tx:
-            for name, table in (("events", t.events), ("runs", t.runs)):
-                query = select(table.c.workflow, table.c.status, func.count()).group_by(
-                    table.c.workflow, table.c.status
-                )
-                if workflow is not None:
-                    query = query.where(table.c.workflow == workflow)
-                for row in tx.conn.execute(query):
-                    found[name].setdefault(row[0], {})[row[1]] = int(row[2])
+            for name, statements in queries.items():
+                for query in statements:
+                    if workflow is not None:
+                        column = e.workflow if name == "events" else r.workflow
+                        query = query.where(column == workflow)
+                    for row in tx.conn.execute(query):
+                        found[name].setdefault(row[0], {})[row[1]] = int(row[2])
         return StatusCounts(events=found["events"], runs=found["runs"])
 
     # Runs and the ledger
