@@ -415,22 +415,26 @@ class SqlStore(TransactionalStore):
 
     def consumers_to_wake(self, now: dt.datetime | None = None) -> list[ConsumerWake]:
         at = now or self._now()
-        has_pending = (
-            exists()
-            .where(
-                t.subscriptions.c.workflow == t.handlers.c.workflow,
-                t.subscriptions.c.handler == t.handlers.c.name,
-                exists().where(
-                    t.events.c.workflow == t.subscriptions.c.workflow,
-                    t.events.c.topic == t.subscriptions.c.topic,
-                    q.PENDING,
-                ),
-            )
-            .label("has_pending")
+        has_pending = exists().where(
+            t.subscriptions.c.workflow == t.handlers.c.workflow,
+            t.subscriptions.c.handler == t.handlers.c.name,
+            exists().where(
+                t.events.c.workflow == t.subscriptions.c.workflow,
+                t.events.c.topic == t.subscriptions.c.topic,
+                q.PENDING,
+            ),
         )
         query = (
-            select(t.handlers.c.workflow, t.handlers.c.name, t.handlers.c.wake_at, has_pending)
-            .where(self._current(HandlerKind.CONSUMER))
+            select(
+                t.handlers.c.workflow,
+                t.handlers.c.name,
+                t.handlers.c.wake_at,
+                has_pending.label("has_pending"),
+            )
+            .where(
+                self._current(HandlerKind.CONSUMER),
+                or_(has_pending, t.handlers.c.wake_at <= at),
+            )
             .order_by(t.handlers.c.workflow, t.handlers.c.name)
         )
         wakes = []
