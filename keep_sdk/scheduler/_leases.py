@@ -16,7 +16,7 @@ from contextlib import contextmanager, suppress
 
 from keep_sdk.errors import LeaseLost
 from keep_sdk.scheduler._holders import holder_is_dead
-from keep_sdk.scheduler._share import presence_name
+from keep_sdk.scheduler._share import PRESENCE_SLOTS, presence_name
 from keep_sdk.stores import Lease, Store, utc_now
 
 __all__ = ["LeaseKeeper"]
@@ -100,10 +100,18 @@ class LeaseKeeper:
         error), `withdraw` gives it up."""
         with self._lock:
             self._present = True
-        lease = self.store.acquire_lease(presence_name(self.owner), self.owner, ttl=self.ttl)
+        lease = self._take_a_slot()
         with self._lock:
             if self._present:
                 self._presence = lease
+
+    def _take_a_slot(self) -> Lease | None:
+        """The first presence slot that is free or expired, taken; None if all are held."""
+        for slot in range(PRESENCE_SLOTS):
+            lease = self.store.acquire_lease(presence_name(slot), self.owner, ttl=self.ttl)
+            if lease is not None:
+                return lease
+        return None
 
     def withdraw(self) -> None:
         """Give the presence row up (nothing happens if it was lost already)."""
@@ -124,7 +132,7 @@ class LeaseKeeper:
                 raise LeaseLost("the presence row was never written")
             renewed = self.store.heartbeat_lease(lease, ttl=self.ttl)
         except LeaseLost:
-            renewed = self.store.acquire_lease(presence_name(self.owner), self.owner, ttl=self.ttl)
+            renewed = self._take_a_slot()
         with self._lock:
             if self._present and self._presence == lease:
                 self._presence = renewed

@@ -8,7 +8,9 @@ from the lease rows of the planning snapshot:
   (a holder that is provably dead, `holder_is_dead`, does not count: its
   workflows are taken over at once);
 - the live workers are the owners of live lease rows, presence rows included
-  (a `keep worker` holds one, `presence_name`, for as long as it runs), and
+  (a `keep worker` holds one, `presence_name`, for as long as it runs: the
+  first free numbered slot, so the rows never outnumber the workers that ever
+  ran at once), and
   this worker;
 - a worker holds at most its quota of workflows with due work: the number of
   workflows with due work divided by the live workers, rounded up. Below it, it
@@ -28,15 +30,20 @@ from collections.abc import Callable, Iterable
 from keep_sdk.scheduler._tasks import Task
 from keep_sdk.stores import Lease
 
-__all__ = ["PRESENCE_PREFIX", "Share", "is_presence", "presence_name"]
+__all__ = ["PRESENCE_PREFIX", "PRESENCE_SLOTS", "Share", "is_presence", "presence_name"]
 
 PRESENCE_PREFIX = "keep-worker:"
 """Lease rows under this prefix name a live worker, not a workflow."""
 
 
-def presence_name(owner: str) -> str:
-    """The lease row a running worker holds to be counted while it holds no workflow."""
-    return f"{PRESENCE_PREFIX}{owner}"
+PRESENCE_SLOTS = 1024
+"""The most workers that can announce themselves at once."""
+
+
+def presence_name(slot: int) -> str:
+    """The lease row of presence slot `slot`: a running worker holds one to be counted
+    while it holds no workflow."""
+    return f"{PRESENCE_PREFIX}{slot}"
 
 
 def is_presence(name: str) -> bool:
