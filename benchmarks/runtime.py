@@ -13,7 +13,7 @@ it prints:
 1. the raw commit rate of the same database (one-row insert transactions per
    second through the store's engine): the baseline;
 2. committed consumer runs per second through ``Scheduler.run_until_idle`` and
-   the ratio runs/s ÷ raw commits/s (a run takes 7 commit points plus the
+   the ratio runs/s ÷ raw commits/s (a run takes 5 commit points plus the
    scheduler's reads, so about 1/8 to 1/15 is what the design allows);
 3. SQLite: the same with the default pooled worker process (ProcessIsolation),
    as a ratio to in-process (target: within 1.25x, a ratio >= 0.8);
@@ -21,7 +21,12 @@ it prints:
    committed runs (and their ledger entries) of history, and with 99 more idle
    workflows deployed, each as a ratio to a store without them (five interleaved
    batches each, medians);
-5. PostgreSQL only: the same backlog spread over --workflows workflows (8), drained
+5. DBOS side by side: DBOS's three-step workflow (``benchmarks/dbos_three_steps.py``)
+   on its SQLite system database (WAL) in the benchmark's own environment,
+   ``benchmarks/.venv-dbos`` (created on first use with ``pip install 'dbos>=2,<3'``;
+   DBOS is never a keep_sdk dependency), in batches interleaved with keep_sdk
+   consumer runs on the same disk; keep/DBOS (target >= 3);
+6. PostgreSQL only: the same backlog spread over --workflows workflows (8), drained
    by 1 and then by 2 ``keep worker`` processes (leases, heartbeats), alternated
    three times: runs/s, the speed-up of 2 over 1 (at most 2 on 2 cores; the
    workers and the database share those cores) and the workers' CPU seconds per
