@@ -6,7 +6,8 @@ chooses. Whatever the order: every job is recorded exactly once; no worker ever
 tries to claim a workflow the other holds (a failed claim is a wasted write,
 every step, in the design this replaces); and a worker finds nothing to do only
 while every due workflow is held by the other. The cost of a run with two
-workers is counted in statements against one worker draining the same backlog.
+workers is counted in statements against one worker draining the same backlog, and
+the even split of a backlog is checked on SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from keep_sdk.conformance import PostgresServer
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, RunStatus
@@ -84,9 +87,10 @@ class Worker:
         self.store.acquire_lease = counted  # type: ignore[method-assign]
 
 
-def setup(folder: Path, jobs: list[int]) -> tuple[str, Path]:
-    """A SQLite store with one workflow per entry of `jobs`, each with that many jobs."""
-    url = f"sqlite:///{folder / 'keep.db'}"
+def setup(folder: Path, jobs: list[int], url: str | None = None) -> tuple[str, Path]:
+    """A store (SQLite in `folder` unless `url` is given) with one workflow per entry of
+    `jobs`, each with that many jobs."""
+    url = url or f"sqlite:///{folder / 'keep.db'}"
     doubles = folder / "doubles.db"
     store = SqlStore(url)
     runtime = Runtime(
@@ -186,8 +190,17 @@ def test_two_workers_divide_the_work_without_contending(jobs: list[int], order: 
             )
 
 
-def test_both_workers_take_a_share_of_a_backlog(tmp_path: Path) -> None:
-    url, doubles = setup(tmp_path, [3] * 4)
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str | None:
+    """None for a SQLite file, or a fresh PostgreSQL database's URL."""
+    if request.param == "sqlite":
+        return None
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.create_database("keep_dividing")
+
+
+def test_both_workers_take_a_share_of_a_backlog(tmp_path: Path, database: str | None) -> None:
+    url, doubles = setup(tmp_path, [3] * 4, database)
     with workers(url, doubles, 2) as team:
         done: Counter[str] = Counter()
         for i in range(12):
