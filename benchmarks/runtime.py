@@ -1,6 +1,7 @@
 """Runtime benchmark: committed consumer runs per second end to end, and 1 vs 2 workers.
 
-    python benchmarks/runtime.py [--events 300] [--workflows 4] [--postgres URL]
+    python benchmarks/runtime.py [--events 300] [--workflows 8] [--postgres URL]
+                                 [--only sqlite|dbos|workers]
 
 End to end means the reference scheduler picks the work, the runtime runs
 prepare, mutate (a ledgered ``sheets.appendRow`` on the built-in double) and
@@ -12,7 +13,7 @@ it prints:
 1. the raw commit rate of the same database (one-row insert transactions per
    second through the store's engine): the baseline;
 2. committed consumer runs per second through ``Scheduler.run_until_idle`` and
-   the ratio runs/s ÷ raw commits/s (a run takes 7 commit points plus the
+   the ratio runs/s ÷ raw commits/s (a run takes 5 commit points plus the
    scheduler's reads, so about 1/8 to 1/15 is what the design allows);
 3. SQLite: the same with the default pooled worker process (ProcessIsolation),
    as a ratio to in-process (target: within 1.25x, a ratio >= 0.8);
@@ -20,10 +21,17 @@ it prints:
    committed runs (and their ledger entries) of history, and with 99 more idle
    workflows deployed, each as a ratio to a store without them (five interleaved
    batches each, medians);
-5. PostgreSQL only: the same backlog spread over --workflows workflows, drained
-   by 1 and then by 2 ``keep worker`` processes (leases, heartbeats); the
-   speed-up of 2 over 1 (at most 2 on 2 cores; the workers and the database
-   share those cores).
+5. DBOS side by side: DBOS's three-step workflow (``benchmarks/dbos_three_steps.py``)
+   on its SQLite system database (WAL) in the benchmark's own environment,
+   ``benchmarks/.venv-dbos`` (created on first use with ``pip install 'dbos>=2,<3'``;
+   DBOS is never a keep_sdk dependency), in batches interleaved with keep_sdk
+   consumer runs on the same disk; keep/DBOS (target >= 3);
+6. PostgreSQL only: the same backlog spread over --workflows workflows (8), drained
+   by 1 and then by 2 ``keep worker`` processes (leases, heartbeats), alternated
+   three times: runs/s, the speed-up of 2 over 1 (at most 2 on 2 cores; the
+   workers and the database share those cores) and the workers' CPU seconds per
+   run (target: 2 workers within 1.2x of one: they divide the work, they do not
+   contend for it).
 """
 
 from __future__ import annotations
@@ -212,12 +220,29 @@ def work_behind_ratios(tmp: Path, events: int, history: int, idle: int) -> dict[
     return {name: statistics.median(found) for name, found in rates.items()}
 
 
-def drain_with_workers(url: str, workers: int, workflows: int, events: int, tmp: Path) -> float:
-    """Committed runs per second when `workers` worker processes drain the backlog."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a live process has used so far (Linux ``/proc``; the
+    kernel's rusage accounting, read before the process is reaped)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def drain_with_workers(
+    url: str, workers: int, workflows: int, events: int, tmp: Path
+) -> tuple[float, float]:
+    """Committed runs per second and worker CPU seconds per run when `workers` worker
+    processes drain the backlog.
+
+    The backlog waits in paused workflows until every worker has started and announced
+    itself; the clock and the CPU count start when the workflows are resumed, so neither
+    includes interpreter start-up.
+    """
     names = [f"w{i}" for i in range(workflows)]
     doubles = tmp / f"doubles-{uuid.uuid4().hex}.db"
     deploy(url, names, events, doubles)
     store = open_store(url)
+    for name in names:
+        store.pause_workflow(name, actor="bench")
     command = [
         sys.executable,
         "-m",
@@ -234,19 +259,28 @@ def drain_with_workers(url: str, workers: int, workflows: int, events: int, tmp:
         "--lease-ttl",
         "10",
     ]
-    start = time.perf_counter()
     procs = [
         subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(workers)
     ]
     try:
+        deadline = time.monotonic() + 120
+        while len({lease.owner for lease in store.list_leases()}) < workers:
+            assert time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.1)
+        time.sleep(0.5)
+        cpu_before = sum(cpu_seconds(proc.pid) for proc in procs)
+        start = time.perf_counter()
+        for name in names:
+            store.resume_workflow(name, actor="bench")
         while any(
             store.list_events(name, status=status, limit=1)
             for name in names
             for status in (EventStatus.PENDING, EventStatus.RESERVED)
         ):
-            time.sleep(0.2)
+            time.sleep(0.1)
         elapsed = time.perf_counter() - start
+        cpu = sum(cpu_seconds(proc.pid) for proc in procs) - cpu_before
     finally:
         for proc in procs:
             proc.terminate()
@@ -255,57 +289,180 @@ def drain_with_workers(url: str, workers: int, workflows: int, events: int, tmp:
     effects = len(Sheets(backing=doubles).effects("appendRow"))
     assert effects == events, f"{effects} effects for {events} events"
     store.close()
-    return events / elapsed
+    return events / elapsed, cpu / events
+
+
+def compare_workers(server: PostgresServer, workflows: int, events: int, tmp: Path) -> None:
+    """1 vs 2 ``keep worker`` processes on PostgreSQL, alternated three times (medians)."""
+    rates: dict[int, list[float]] = {1: [], 2: []}
+    cpus: dict[int, list[float]] = {1: [], 2: []}
+    for round_ in range(3):
+        for workers in (1, 2):
+            url = server.create_database(f"keep_bench_{workers}_{round_}")
+            rate, cpu = drain_with_workers(url, workers, workflows, events, tmp)
+            rates[workers].append(rate)
+            cpus[workers].append(cpu)
+    one, two = statistics.median(rates[1]), statistics.median(rates[2])
+    cpu_one, cpu_two = statistics.median(cpus[1]), statistics.median(cpus[2])
+    print(
+        f"postgresql  1 worker  runs/s {one:6.1f}  CPU {cpu_one * 1000:6.1f} ms/run  "
+        f"({workflows} workflows, {events} runs, median of 3)"
+    )
+    print(
+        f"postgresql  2 workers runs/s {two:6.1f}  CPU {cpu_two * 1000:6.1f} ms/run  "
+        f"speed-up {two / one:.2f}x, CPU per run {cpu_two / cpu_one:.2f}x of one worker "
+        "(target <= 1.2)"
+    )
+
+
+DBOS_ENV = Path(__file__).parent / ".venv-dbos"
+DBOS_DRIVER = Path(__file__).parent / "dbos_three_steps.py"
+DBOS_REQUIREMENT = "dbos>=2,<3"
+
+
+def dbos_python() -> Path:
+    """The Python of the benchmark's own DBOS environment, created on first use (DBOS is
+    never a dependency of keep_sdk)."""
+    python = DBOS_ENV / "bin" / "python"
+    if not python.exists():
+        print(f"creating {DBOS_ENV} with {DBOS_REQUIREMENT} (once)", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(DBOS_ENV)], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", DBOS_REQUIREMENT], check=True
+        )
+    return python
+
+
+class Dbos:
+    """DBOS's three-step workflow in its own process and environment, on a SQLite system
+    database (WAL) in the same folder as keep_sdk's store; `batch` runs N workflows."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.proc = subprocess.Popen(
+            [str(dbos_python()), str(DBOS_DRIVER), str(tmp / "dbos.sqlite")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        assert self.proc.stdout.readline().strip() == "ready", "DBOS did not start"
+
+    def batch(self, workflows: int) -> float:
+        assert self.proc.stdin is not None
+        assert self.proc.stdout is not None
+        self.proc.stdin.write(f"{workflows}\n")
+        self.proc.stdin.flush()
+        return float(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+    def version(self) -> str:
+        found = subprocess.run(
+            [str(dbos_python()), "-m", "pip", "show", "dbos"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return next(
+            line.split(":", 1)[1].strip()
+            for line in found.stdout.splitlines()
+            if line.startswith("Version:")
+        )
+
+
+def dbos_side_by_side(tmp: Path, events: int) -> None:
+    """keep_sdk consumer runs (in process) and DBOS three-step workflows in alternating
+    batches on the same disk; medians of five batches each."""
+    keep = WorkBehind(tmp, history=0, idle=0)
+    dbos = Dbos(tmp)
+    size = max(events // 5, 20)
+    keep.batch(5)
+    dbos.batch(5)
+    rates: dict[str, list[float]] = {"keep": [], "dbos": []}
+    try:
+        for _ in range(5):
+            rates["keep"].append(keep.batch(size))
+            rates["dbos"].append(dbos.batch(size))
+        version = dbos.version()
+    finally:
+        dbos.close()
+        keep.store.close()
+    ours, theirs = statistics.median(rates["keep"]), statistics.median(rates["dbos"])
+    print(f"sqlite      DBOS {version} three-step workflows/s {theirs:6.1f}  (WAL, interleaved)")
+    print(
+        f"sqlite      keep_sdk consumer runs/s {ours:6.1f}  "
+        f"keep/DBOS {ours / theirs:.2f}x (target >= 3)"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=300)
-    parser.add_argument("--workflows", type=int, default=4)
+    parser.add_argument("--workflows", type=int, default=8)
     parser.add_argument("--raw", type=int, default=500, help="raw commits for the baseline")
     parser.add_argument("--postgres", default=os.environ.get(TEST_URL_ENV))
     parser.add_argument("--sqlite-only", action="store_true", help="skip PostgreSQL")
+    parser.add_argument(
+        "--only",
+        choices=("sqlite", "dbos", "workers"),
+        help="one part: the SQLite figures, DBOS side by side, or 1 vs 2 workers",
+    )
     parser.add_argument("--history", type=int, default=100_000, help="runs of history")
     parser.add_argument("--idle", type=int, default=99, help="idle workflows beside the bench")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
-        sqlite_url = f"sqlite:///{tmp / 'keep.db'}"
-        baseline_store = SqlStore(sqlite_url)
-        sqlite_raw = raw_commits(baseline_store, args.raw)
-        baseline_store.close()
-        sqlite_runs = runs_per_second(sqlite_url, args.events)
-        with ProcessIsolation(prestart=1) as pool:
-            pooled = runs_per_second(f"sqlite:///{tmp / 'pooled.db'}", args.events, pool)
-        print(f"sqlite      raw commits/s {sqlite_raw:8.1f}")
-        print(
-            f"sqlite      consumer runs/s {sqlite_runs:6.1f}   "
-            f"ratio {sqlite_runs / sqlite_raw:.3f} of raw commits"
-        )
-        print(
-            f"sqlite      consumer runs/s, pooled worker {pooled:6.1f}   "
-            f"ratio {pooled / sqlite_runs:.2f} of in-process (target >= 0.8)"
-        )
-        behind = work_behind_ratios(tmp, args.events, args.history, args.idle)
-        empty, old, busy = behind["empty"], behind["history"], behind["workflows"]
-        print(f"sqlite      runs/s empty store {empty:6.1f}")
-        print(
-            f"sqlite      runs/s with {args.history:,} runs of history {old:6.1f}  "
-            f"ratio {old / empty:.2f} (target >= 0.9)"
-        )
-        print(
-            f"sqlite      runs/s with {args.idle + 1} workflows {busy:6.1f}  "
-            f"ratio {busy / empty:.2f} (target >= 0.9)"
-        )
+        if args.only in (None, "sqlite"):
+            sqlite_part(args, tmp)
+        if args.only in (None, "dbos"):
+            dbos_side_by_side(tmp, args.events)
+        if args.only in (None, "workers") and not args.sqlite_only:
+            postgres_part(args, tmp)
 
-        if args.sqlite_only:
-            return
-        server = None
-        if args.postgres:
-            server = PostgresServer(admin_url=args.postgres)
-        else:
-            server = PostgresServer.start(tmp / "pg")
-        try:
+
+def sqlite_part(args: argparse.Namespace, tmp: Path) -> None:
+    """Raw commits, runs/s in process and pooled, and with work behind, on SQLite."""
+    sqlite_url = f"sqlite:///{tmp / 'keep.db'}"
+    baseline_store = SqlStore(sqlite_url)
+    sqlite_raw = raw_commits(baseline_store, args.raw)
+    baseline_store.close()
+    sqlite_runs = runs_per_second(sqlite_url, args.events)
+    with ProcessIsolation(prestart=1) as pool:
+        pooled = runs_per_second(f"sqlite:///{tmp / 'pooled.db'}", args.events, pool)
+    print(f"sqlite      raw commits/s {sqlite_raw:8.1f}")
+    print(
+        f"sqlite      consumer runs/s {sqlite_runs:6.1f}   "
+        f"ratio {sqlite_runs / sqlite_raw:.3f} of raw commits"
+    )
+    print(
+        f"sqlite      consumer runs/s, pooled worker {pooled:6.1f}   "
+        f"ratio {pooled / sqlite_runs:.2f} of in-process (target >= 0.8)"
+    )
+    behind = work_behind_ratios(tmp, args.events, args.history, args.idle)
+    empty, old, busy = behind["empty"], behind["history"], behind["workflows"]
+    print(f"sqlite      runs/s empty store {empty:6.1f}")
+    print(
+        f"sqlite      runs/s with {args.history:,} runs of history {old:6.1f}  "
+        f"ratio {old / empty:.2f} (target >= 0.9)"
+    )
+    print(
+        f"sqlite      runs/s with {args.idle + 1} workflows {busy:6.1f}  "
+        f"ratio {busy / empty:.2f} (target >= 0.9)"
+    )
+
+
+def postgres_part(args: argparse.Namespace, tmp: Path) -> None:
+    """Raw commits and runs/s on PostgreSQL, and 1 vs 2 workers."""
+    if args.postgres:
+        server = PostgresServer(admin_url=args.postgres)
+    else:
+        server = PostgresServer.start(tmp / "pg")
+    try:
+        if args.only is None:
             pg_url = server.create_database("keep_bench")
             pg_store = SqlStore(pg_url)
             pg_raw = raw_commits(pg_store, args.raw)
@@ -316,16 +473,9 @@ def main() -> None:
                 f"postgresql  consumer runs/s {pg_runs:6.1f}   "
                 f"ratio {pg_runs / pg_raw:.3f} of raw commits"
             )
-            one = drain_with_workers(
-                server.create_database("keep_bench_1"), 1, args.workflows, args.events, tmp
-            )
-            two = drain_with_workers(
-                server.create_database("keep_bench_2"), 2, args.workflows, args.events, tmp
-            )
-            print(f"postgresql  1 worker  runs/s {one:6.1f}  ({args.workflows} workflows)")
-            print(f"postgresql  2 workers runs/s {two:6.1f}  speed-up {two / one:.2f}x")
-        finally:
-            server.stop()
+        compare_workers(server, args.workflows, args.events, tmp)
+    finally:
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from contextlib import contextmanager, suppress
 
 from keep_sdk.errors import LeaseLost
 from keep_sdk.scheduler._holders import holder_is_dead
+from keep_sdk.scheduler._share import PRESENCE_SLOTS, presence_name
 from keep_sdk.stores import Lease, Store, utc_now
 
 __all__ = ["LeaseKeeper"]
@@ -37,6 +38,8 @@ class LeaseKeeper:
         self.ttl = ttl
         self.clock = clock or utc_now
         self._held: dict[str, Lease] = {}
+        self._presence: Lease | None = None
+        self._present = False
         self._lock = threading.Lock()
 
     @property
@@ -91,8 +94,53 @@ class LeaseKeeper:
             if keep is None or workflow not in keep:
                 self.release(workflow)
 
+    def announce(self) -> None:
+        """Hold this worker's presence row, so that other workers count it while it holds
+        no workflow (`Share`); heartbeats renew it (or take it again after a store
+        error), `withdraw` gives it up."""
+        with self._lock:
+            self._present = True
+        lease = self._take_a_slot()
+        with self._lock:
+            if self._present:
+                self._presence = lease
+
+    def _take_a_slot(self) -> Lease | None:
+        """The first presence slot that is free or expired, taken; None if all are held."""
+        for slot in range(PRESENCE_SLOTS):
+            lease = self.store.acquire_lease(presence_name(slot), self.owner, ttl=self.ttl)
+            if lease is not None:
+                return lease
+        return None
+
+    def withdraw(self) -> None:
+        """Give the presence row up (nothing happens if it was lost already)."""
+        with self._lock:
+            lease, self._presence, self._present = self._presence, None, False
+        if lease is not None:
+            with suppress(LeaseLost):
+                self.store.release_lease(lease)
+
+    def _renew_presence(self) -> None:
+        with self._lock:
+            present, lease = self._present, self._presence
+        if not present:
+            return
+        renewed: Lease | None
+        try:
+            if lease is None:
+                raise LeaseLost("the presence row was never written")
+            renewed = self.store.heartbeat_lease(lease, ttl=self.ttl)
+        except LeaseLost:
+            renewed = self._take_a_slot()
+        with self._lock:
+            if self._present and self._presence == lease:
+                self._presence = renewed
+
     def heartbeat(self) -> list[str]:
-        """Extend every held lease; return the workflows whose lease was lost."""
+        """Extend every held lease and the presence row; return the workflows whose lease
+        was lost."""
+        self._renew_presence()
         with self._lock:
             leases = list(self._held.values())
         lost = []

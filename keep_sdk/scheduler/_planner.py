@@ -35,6 +35,7 @@ from keep_sdk.scheduler._tasks import Task, TaskKind
 from keep_sdk.stores import (
     ConsumerWake,
     HandlerRecord,
+    Lease,
     Store,
     SupportsDurable,
     WakeReason,
@@ -125,6 +126,31 @@ class QuietConsumers:
         return False
 
 
+class _Runnable:
+    """The workflows that may get work in one planning step, read from the store only if
+    a task source that does not exclude paused workflows itself has rows: consumers to
+    wake and due producers come from queries that already do, so an idle step does not
+    read every workflow."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.busy: set[str] = set()
+        """Workflows with an active run: no new work."""
+        self._records: dict[str, WorkflowRecord] | None = None
+
+    def record(self, workflow: str) -> WorkflowRecord | None:
+        """The workflow's record (read with every other the first time one is asked)."""
+        if self._records is None:
+            self._records = {w.name: w for w in self.store.list_workflows()}
+        return self._records.get(workflow)
+
+    def __contains__(self, workflow: object) -> bool:
+        if not isinstance(workflow, str) or workflow in self.busy:
+            return False
+        found = self.record(workflow)
+        return found is not None and not found.paused
+
+
 class Planner:
     """Computes the due tasks from the store.
 
@@ -141,18 +167,23 @@ class Planner:
 
     def tasks(self, now: dt.datetime) -> list[Task]:
         """Every task due at `now`, best first, read in one snapshot of the store."""
+        return self.plan(now)[0]
+
+    def plan(self, now: dt.datetime) -> tuple[list[Task], list[Lease]]:
+        """The tasks due at `now`, best first, and every lease row, read in one snapshot
+        (one statement more than `tasks`: the workers divide the work by the leases)."""
         postponed: list[tuple[HandlerRecord, dt.datetime]] = []
         with self.store.reading():
             tasks = self._tasks(now, postponed)
+            leases = self.store.list_leases()
         for handler, fire in postponed:
             self.store.set_next_run_at(handler.workflow, handler.name, fire)
-        return tasks
+        return tasks, leases
 
     def _tasks(
         self, now: dt.datetime, postponed: list[tuple[HandlerRecord, dt.datetime]]
     ) -> list[Task]:
-        workflows = {w.name: w for w in self.store.list_workflows()}
-        runnable = {name for name, w in workflows.items() if not w.paused}
+        runnable = _Runnable(self.store)
         tasks: list[Task] = []
         busy: set[str] = set()
         unfinished: dict[RunStatus, list[RunRecord]] = {s: [] for s in _UNFINISHED}
@@ -169,10 +200,10 @@ class Planner:
                         reason=f"run {run.id} of {run.handler} is active",
                     )
                 )
-        runnable -= busy
+        runnable.busy |= busy
         blocked: set[HandlerKey] = set()
         tasks += self._waiting_runs(now, unfinished, runnable, blocked)
-        tasks += self._failed_runs(workflows, unfinished, runnable, blocked)
+        tasks += self._failed_runs(unfinished, runnable, blocked)
         tasks += self._reconciliations(now, runnable)
         tasks += self._deliveries(runnable)
         tasks += self._polls(now, runnable)
@@ -214,7 +245,7 @@ class Planner:
         self,
         now: dt.datetime,
         unfinished: dict[RunStatus, list[RunRecord]],
-        runnable: set[str],
+        runnable: _Runnable,
         blocked: set[HandlerKey],
     ) -> list[Task]:
         tasks = []
@@ -238,9 +269,8 @@ class Planner:
 
     def _failed_runs(
         self,
-        workflows: dict[str, WorkflowRecord],
         unfinished: dict[RunStatus, list[RunRecord]],
-        runnable: set[str],
+        runnable: _Runnable,
         blocked: set[HandlerKey],
     ) -> list[Task]:
         tasks = []
@@ -252,7 +282,7 @@ class Planner:
                     self._superseded.add(run.id)
                     continue
                 blocked.add((run.workflow, run.handler))
-                current = workflows.get(run.workflow)
+                current = runnable.record(run.workflow)
                 if (
                     current is not None
                     and run.workflow in runnable
@@ -277,7 +307,7 @@ class Planner:
 
     # Reconciliation
 
-    def _reconciliations(self, now: dt.datetime, runnable: set[str]) -> list[Task]:
+    def _reconciliations(self, now: dt.datetime, runnable: _Runnable) -> list[Task]:
         return [
             Task(
                 kind=TaskKind.RECONCILE,
@@ -292,7 +322,7 @@ class Planner:
             if entry.workflow in runnable
         ]
 
-    def _deliveries(self, runnable: set[str]) -> list[Task]:
+    def _deliveries(self, runnable: _Runnable) -> list[Task]:
         if not isinstance(self.store, SupportsDurable):
             return []
         invocations: dict[str, Invocation] = {}
@@ -318,7 +348,7 @@ class Planner:
             )
         return tasks
 
-    def _polls(self, now: dt.datetime, runnable: set[str]) -> list[Task]:
+    def _polls(self, now: dt.datetime, runnable: _Runnable) -> list[Task]:
         if not isinstance(self.store, SupportsDurable):
             return []
         return [
@@ -327,7 +357,7 @@ class Planner:
             if i.workflow in runnable
         ]
 
-    def _timeouts(self, now: dt.datetime, runnable: set[str]) -> list[Task]:
+    def _timeouts(self, now: dt.datetime, runnable: _Runnable) -> list[Task]:
         if not isinstance(self.store, SupportsDurable):
             return []
         return [
@@ -339,11 +369,11 @@ class Planner:
     # Triggers
 
     def _consumers(
-        self, now: dt.datetime, runnable: set[str], blocked: set[HandlerKey]
+        self, now: dt.datetime, runnable: _Runnable, blocked: set[HandlerKey]
     ) -> list[Task]:
         tasks = []
         for wake in self.store.consumers_to_wake(now):
-            if wake.workflow not in runnable or (wake.workflow, wake.handler) in blocked:
+            if wake.workflow in runnable.busy or (wake.workflow, wake.handler) in blocked:
                 continue
             handler = self.store.get_handler(wake.workflow, wake.handler)
             wake_due = handler.wake_at is not None and handler.wake_at <= now
@@ -380,13 +410,13 @@ class Planner:
     def _producers(
         self,
         now: dt.datetime,
-        runnable: set[str],
+        runnable: _Runnable,
         blocked: set[HandlerKey],
         postponed: list[tuple[HandlerRecord, dt.datetime]],
     ) -> list[Task]:
         tasks = []
         for handler in self.store.due_producers(now):
-            if handler.workflow not in runnable or (handler.workflow, handler.name) in blocked:
+            if handler.workflow in runnable.busy or (handler.workflow, handler.name) in blocked:
                 continue
             due = handler.next_run_at or now
             cron = self._cron(handler)

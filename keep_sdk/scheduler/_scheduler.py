@@ -3,7 +3,9 @@
 One scheduler is one worker. Any number of workers may share a store: each
 works on a workflow only while it holds the workflow's lease, so a workflow
 never runs on two workers at once, and when a worker dies its leases expire
-and another worker recovers its active runs and carries on.
+and another worker recovers its active runs and carries on. The workers divide
+the due work (`Share`): none tries a workflow another live worker holds, and
+none holds more than its quota of the workflows with due work.
 """
 
 from __future__ import annotations
@@ -15,13 +17,17 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import suppress
 
 from keep_sdk.errors import ActionRefused, InternalError, StoreConflict
 from keep_sdk.model import RunRecord
 from keep_sdk.runtime import Runtime
+from keep_sdk.scheduler._holders import holder_is_dead
 from keep_sdk.scheduler._leases import LeaseKeeper
 from keep_sdk.scheduler._planner import Planner, QuietConsumers
+from keep_sdk.scheduler._share import Share
 from keep_sdk.scheduler._tasks import Activity, Task, TaskKind
+from keep_sdk.stores import Lease
 
 __all__ = [
     "DEFAULT_LEASE_TTL_S",
@@ -38,6 +44,9 @@ _WAKE_SLICE_S = 0.5
 
 _MAX_ERROR_WAIT_S = 30.0
 """The longest a worker waits after an error before it tries again."""
+
+_ALIVE_FOR_S = 1.0
+"""How long a lease holder found alive is not looked up again."""
 
 
 def default_worker_name() -> str:
@@ -71,6 +80,8 @@ class Scheduler:
         )
         self.quiet = QuietConsumers(self.store)
         self.planner = Planner(self.store, self.quiet)
+        self._dead: set[tuple[str, dt.datetime]] = set()
+        self._alive_until: dict[str, float] = {}
 
     def due(self) -> list[Task]:
         """The tasks due now, best first (whether or not this worker could lease them)."""
@@ -84,18 +95,43 @@ class Scheduler:
         """Carry out the best due task this worker can lease; None when there is none.
 
         Leases of workflows that have no due work are released first, so other
-        workers (and a person's actions) can take them.
+        workers (and a person's actions) can take them, and so are those over this
+        worker's quota (`Share`). Workflows another live worker holds are not tried.
         """
-        tasks = self.due()
-        self.leases.release_all(keep={task.workflow for task in tasks})
-        for task in tasks:
+        now = self.clock()
+        tasks, leases = self.planner.plan(now)
+        share = Share(self.worker, leases, now, is_dead=self._holder_is_dead)
+        mine = share.mine(tasks)
+        quota = share.quota(tasks)
+        self.leases.release_all(keep={task.workflow for task in mine})
+        held = [w for w in dict.fromkeys(t.workflow for t in mine) if w in self.leases.held]
+        for workflow in held[quota:]:
+            self.leases.release(workflow)
+        holding = set(held[:quota])
+        for task in mine:
+            if task.workflow not in holding and len(holding) >= quota:
+                continue
             if self.leases.claim(task.workflow) is None:
                 continue
+            holding.add(task.workflow)
             try:
                 return self._perform(task)
             except (StoreConflict, ActionRefused):
                 continue
         return None
+
+    def _holder_is_dead(self, lease: Lease) -> bool:
+        """Whether the lease's holder is provably dead (remembered: the dead stay dead)."""
+        key = (lease.owner, lease.acquired_at)
+        if key in self._dead:
+            return True
+        if self._alive_until.get(lease.owner, 0.0) > time.monotonic():
+            return False
+        if holder_is_dead(lease.owner, lease.acquired_at):
+            self._dead.add(key)
+            return True
+        self._alive_until[lease.owner] = time.monotonic() + _ALIVE_FOR_S
+        return False
 
     def run_until_idle(self, *, max_steps: int = 10_000) -> list[Activity]:
         """Step until nothing is due at the clock's current time; return what was done.
@@ -135,6 +171,8 @@ class Scheduler:
         stop = stop or threading.Event()
         failures = 0
         try:
+            with suppress(Exception):
+                self.leases.announce()
             with self.leases.heartbeats(max(0.05, self.lease_ttl_s / 3)):
                 while not stop.is_set():
                     try:
@@ -158,10 +196,13 @@ class Scheduler:
                     self._idle(stop, pause)
         finally:
             self.leases.release_all()
+            with suppress(Exception):
+                self.leases.withdraw()
 
     def close(self) -> None:
-        """Release every lease this worker holds."""
+        """Release every lease this worker holds, and its presence row."""
         self.leases.release_all()
+        self.leases.withdraw()
 
     def _idle(self, stop: threading.Event, pause: float) -> None:
         """Sleep `pause` seconds, or less: a store that can be woken (PostgreSQL ``LISTEN``

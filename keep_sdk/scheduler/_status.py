@@ -1,7 +1,8 @@
 """What ``keep status`` shows: inputs → outputs in the user's terms, and what waits for a person.
 
 `build_status` reads the store into a `StatusReport`, the JSON of
-``keep status --json``; the command line renders it for people.
+``keep status --json``; the command line renders it for people. It reads counts,
+the newest rows and what is unfinished, never a workflow's whole history.
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ from keep_sdk.model import (
 )
 from keep_sdk.runtime import ledger_decision
 from keep_sdk.scheduler._planner import is_superseded
-from keep_sdk.stores import DEFAULT_STORE_URL, Store, SupportsDurable
+from keep_sdk.stores import (
+    DEFAULT_STORE_URL,
+    Lease,
+    StatusCounts,
+    Store,
+    SupportsCounts,
+    SupportsDurable,
+    SupportsPages,
+)
 
 __all__ = [
     "Input",
@@ -128,48 +137,150 @@ def build_status(
     `store_url` is not the default store. ``keep resolve RUN --retry`` is
     suggested for an indeterminate mutation only when `reconcilable` says its
     operation can reconcile (without `reconcilable`, it is not suggested).
+
+    The report does not read history: counts come from the store's indexes
+    (`SupportsCounts`), inputs and outputs from the newest pages (`SupportsPages`),
+    and what waits from the unfinished runs and each handler's latest run, all in one
+    snapshot. A store without those capabilities is read in full.
     """
     suffix = "" if store_url == DEFAULT_STORE_URL else f" --store {shlex.quote(store_url)}"
     can_reconcile = reconcilable or (lambda _connector, _operation: False)
-    records = [store.get_workflow(workflow)] if workflow else store.list_workflows()
-    statuses = []
-    for record in records:
-        events = store.list_events(record.name)
-        runs = store.list_runs(workflow=record.name)
-        ledger = store.list_ledger(workflow=record.name)
-        lease = store.get_lease(record.name)
-        live = lease is not None and not lease.expired(now)
-        statuses.append(
-            WorkflowStatus(
-                name=record.name,
-                version=record.version,
-                paused=record.paused,
-                grants=record.grants,
-                worker=lease.owner if lease is not None and live else None,
-                inputs=[_input(e) for e in _inputs(events, runs)[-limit:]],
-                outputs=[_output(entry) for entry in ledger[-limit:]],
-                waiting=_waiting(
-                    store, record.name, record.paused, runs, ledger, suffix, can_reconcile
-                ),
-                events=dict(Counter(e.status.value for e in events)),
-                runs=dict(Counter(r.status.value for r in runs)),
-                next_runs={
-                    h.name: h.next_run_at
-                    for h in store.list_handlers(record.name)
-                    if h.kind is HandlerKind.PRODUCER
-                    and h.next_run_at is not None
-                    and h.version == record.version
-                },
+    with store.reading():
+        records = [store.get_workflow(workflow)] if workflow else store.list_workflows()
+        reader = _Reader(store, workflow)
+        statuses = []
+        for record in records:
+            lease = reader.leases.get(record.name)
+            live = lease is not None and not lease.expired(now)
+            waiting_runs, entries = reader.waiting(record.name)
+            statuses.append(
+                WorkflowStatus(
+                    name=record.name,
+                    version=record.version,
+                    paused=record.paused,
+                    grants=record.grants,
+                    worker=lease.owner if lease is not None and live else None,
+                    inputs=[_input(e) for e in reader.inputs(record.name, limit)],
+                    outputs=[_output(entry) for entry in reader.outputs(record.name, limit)],
+                    waiting=_waiting(
+                        store,
+                        record.name,
+                        record.paused,
+                        waiting_runs,
+                        entries,
+                        suffix,
+                        can_reconcile,
+                    ),
+                    events=reader.counts.events.get(record.name, {}),
+                    runs=reader.counts.runs.get(record.name, {}),
+                    next_runs={
+                        h.name: h.next_run_at
+                        for h in reader.handlers
+                        if h.workflow == record.name
+                        and h.kind is HandlerKind.PRODUCER
+                        and h.next_run_at is not None
+                        and h.version == record.version
+                    },
+                )
             )
-        )
     return StatusReport(store=store_url, workflows=statuses)
 
 
-def _inputs(events: list[Event], runs: list[RunRecord]) -> list[Event]:
-    """What came in from outside: events from producers or other systems, not the
-    intermediate events the workflow's consumers publish."""
-    consumer_runs = {r.id for r in runs if r.kind is HandlerKind.CONSUMER}
-    return [e for e in events if e.created_by not in consumer_runs]
+_WAITS = (
+    RunStatus.PAUSED_APPROVAL,
+    RunStatus.PAUSED_RECONCILIATION,
+    RunStatus.PAUSED_WAITING,
+    RunStatus.PAUSED_TIMEOUT,
+    RunStatus.PAUSED_TRANSIENT,
+)
+_FAILED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL)
+_INPUT_PAGES = 20
+"""How many pages of events, newest first, the report reads to find a workflow's inputs."""
+
+
+class _Reader:
+    """The report's queries: a fixed number per report, per workflow and per handler, none
+    of which reads the rows of history."""
+
+    def __init__(self, store: Store, workflow: str | None) -> None:
+        self.store = store
+        self.workflow = workflow
+        self.leases: dict[str, Lease] = {lease.workflow: lease for lease in store.list_leases()}
+        self.handlers = [
+            h for h in store.list_handlers(workflow) if workflow is None or h.workflow == workflow
+        ]
+        self.counts = self._counts()
+        waiting = [*store.list_runs(workflow=workflow, status=_WAITS), *self._failures()]
+        waiting.sort(key=lambda r: (r.created_at, r.id))
+        self._waiting: dict[str, list[RunRecord]] = {}
+        for run in waiting:
+            self._waiting.setdefault(run.workflow, []).append(run)
+        self._entries = self._ledger([r.id for r in waiting])
+
+    def _counts(self) -> StatusCounts:
+        if isinstance(self.store, SupportsCounts):
+            return self.store.count_by_status(self.workflow)
+        names = [self.workflow] if self.workflow else [w.name for w in self.store.list_workflows()]
+        events = {n: Counter(e.status.value for e in self.store.list_events(n)) for n in names}
+        runs = {n: Counter(r.status.value for r in self.store.list_runs(workflow=n)) for n in names}
+        return StatusCounts(
+            events={n: dict(c) for n, c in events.items() if c},
+            runs={n: dict(c) for n, c in runs.items() if c},
+        )
+
+    def _failures(self) -> list[RunRecord]:
+        """Failed runs a person must act on: a handler's latest run, failed, not retried
+        (an earlier failure was superseded by the later run)."""
+        found = []
+        for handler in self.handlers:
+            latest = self.store.list_runs(
+                workflow=handler.workflow, handler=handler.name, newest_first=True, limit=1
+            )
+            if latest and latest[0].status in _FAILED and not is_superseded(self.store, latest[0]):
+                found.append(latest[0])
+        return found
+
+    def _ledger(self, run_ids: list[str]) -> dict[str, LedgerEntry]:
+        if isinstance(self.store, SupportsPages):
+            return {e.run_id: e for e in self.store.ledger_for_runs(run_ids)}
+        found = (self.store.ledger_entry_for_run(run_id) for run_id in run_ids)
+        return {e.run_id: e for e in found if e is not None}
+
+    def waiting(self, workflow: str) -> tuple[list[RunRecord], dict[str, LedgerEntry]]:
+        """The workflow's runs that wait, oldest first, and their ledger entries by run."""
+        runs = self._waiting.get(workflow, [])
+        return runs, {r.id: self._entries[r.id] for r in runs if r.id in self._entries}
+
+    def outputs(self, workflow: str, limit: int) -> list[LedgerEntry]:
+        """The newest `limit` ledger entries, oldest first."""
+        if isinstance(self.store, SupportsPages):
+            return self.store.page_ledger(workflow=workflow, limit=limit)[::-1]
+        return self.store.list_ledger(workflow=workflow)[-limit:]
+
+    def inputs(self, workflow: str, limit: int) -> list[Event]:
+        """The newest `limit` events that came from outside (not published by one of the
+        workflow's consumer runs), oldest first; at most `_INPUT_PAGES` pages are read."""
+        store = self.store
+        if not isinstance(store, SupportsPages):
+            consumer_runs = {
+                r.id for r in store.list_runs(workflow=workflow) if r.kind is HandlerKind.CONSUMER
+            }
+            events = store.list_events(workflow)
+            return [e for e in events if e.created_by not in consumer_runs][-limit:]
+        size = max(limit, 1) * 2
+        found: list[Event] = []
+        before: str | None = None
+        for _ in range(_INPUT_PAGES):
+            page = store.page_events(workflow, before=before, limit=size)
+            creators = sorted({e.created_by for e in page if e.created_by is not None})
+            consumers = {
+                r.id for r in store.runs_by_ids(creators) if r.kind is HandlerKind.CONSUMER
+            }
+            found += [e for e in page if e.created_by not in consumers]
+            if len(found) >= limit or len(page) < size:
+                break
+            before = page[-1].id
+        return found[:limit][::-1]
 
 
 def _input(event: Event) -> Input:
@@ -208,11 +319,10 @@ def _waiting(
     workflow: str,
     paused: bool,
     runs: list[RunRecord],
-    ledger: list[LedgerEntry],
+    entries: dict[str, LedgerEntry],
     suffix: str,
     reconcilable: Reconcilable,
 ) -> list[Waiting]:
-    entries = {e.run_id: e for e in ledger}
     waiting = []
     if paused:
         waiting.append(
@@ -294,9 +404,7 @@ def _waiting(
                         run_id=run.id,
                     )
                 )
-            case RunStatus.FAILED_LOGIC | RunStatus.FAILED_INTERNAL if not is_superseded(
-                store, run
-            ):
+            case RunStatus.FAILED_LOGIC | RunStatus.FAILED_INTERNAL:
                 waiting.append(
                     Waiting(
                         subject=subject,

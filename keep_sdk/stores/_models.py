@@ -25,6 +25,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "PublishResult",
     "Resolution",
     "RunCommit",
+    "StatusCounts",
     "UNCHANGED",
     "Unchanged",
     "WakeReason",
@@ -175,6 +176,16 @@ class AuditEntry(_StoreModel):
     workflow: str | None = None
     target: str
     detail: JsonValue = None
+
+
+class StatusCounts(_StoreModel):
+    """How many events and runs each workflow has, by status (workflows without any are
+    left out)."""
+
+    events: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """workflow → event status → count."""
+    runs: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """workflow → run status → count."""
 
 
 class Lease(_StoreModel):

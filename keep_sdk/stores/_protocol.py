@@ -42,6 +42,7 @@ from keep_sdk.stores._models import (
     PublishResult,
     Resolution,
     RunCommit,
+    StatusCounts,
     Unchanged,
     WorkflowRecord,
     WorkflowVersion,
@@ -52,6 +53,7 @@ __all__ = [
     "FaultHook",
     "Store",
     "SupportsBulkLoad",
+    "SupportsCounts",
     "SupportsFaultInjection",
     "SupportsPages",
     "SupportsPeekCost",
@@ -504,6 +506,11 @@ class Store(Protocol):
         """The current lease on the workflow (perhaps expired), or None."""
         ...
 
+    def list_leases(self) -> list[Lease]:
+        """Every lease row (perhaps expired), in no set order: one statement, whatever the
+        history."""
+        ...
+
     def reading(self) -> AbstractContextManager[None]:
         """Answer every query this thread makes inside the block from one read
         transaction: one snapshot, one round trip to begin and end it. Commit points
@@ -530,6 +537,16 @@ class SupportsPeekCost(Protocol):
     def peek_cost(self, workflow: str, topic: str, *, limit: int) -> int:
         """Rows (or index entries, or VM steps) examined by ``pending_events`` with these
         arguments; the conformance suite checks it does not grow with consumed events."""
+        ...
+
+
+@runtime_checkable
+class SupportsCounts(Protocol):
+    """A store that counts events and runs by status without reading their rows."""
+
+    def count_by_status(self, workflow: str | None = None) -> StatusCounts:
+        """Events and runs by workflow and status (of one workflow, when given); the SQL
+        store answers from covering indexes, so the cost follows the index, not the rows."""
         ...
 
 

@@ -175,6 +175,10 @@ class Transaction(Protocol):
         """The workflow's lease row (perhaps expired)."""
         ...
 
+    def leases(self) -> Iterable[Lease]:
+        """Every lease row (perhaps expired), in any order."""
+        ...
+
     def insert_lease(self, lease: Lease) -> bool:
         """Add the workflow's first lease; False (nothing written) if it has one already."""
         ...

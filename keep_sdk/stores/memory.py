@@ -294,6 +294,9 @@ class _MemoryTransaction(MemoryDurableRows, Transaction):
     def lease(self, workflow: str) -> Lease | None:
         return self._t.leases.get(workflow)
 
+    def leases(self) -> Iterable[Lease]:
+        return [self._t.leases[name] for name in sorted(self._t.leases)]
+
     def insert_lease(self, lease: Lease) -> bool:
         if lease.workflow in self._t.leases:
             return False

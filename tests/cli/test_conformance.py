@@ -22,7 +22,7 @@ def test_conformance_prints_a_json_report_per_area(tmp_path: Path) -> None:
     assert report["store"] == url
     assert report["failures"] == {}
     areas = {a["area"]: a for a in report["areas"]}
-    assert areas["Lease"]["passed"] == 6
+    assert areas["Lease"]["passed"] == 7
     assert areas["Lease"]["failed"] == 0
 
 

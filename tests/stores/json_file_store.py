@@ -175,6 +175,9 @@ class _JsonTransaction(Transaction):
     def lease(self, workflow: str) -> Lease | None:
         return self.t["leases"].get(workflow)
 
+    def leases(self) -> Iterable[Lease]:
+        return [self.t["leases"][name] for name in sorted(self.t["leases"])]
+
     def insert_lease(self, lease: Lease) -> bool:
         if lease.workflow in self.t["leases"]:
             return False

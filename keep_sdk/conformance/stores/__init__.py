@@ -21,7 +21,7 @@ from keep_sdk.conformance.stores.commits import CommitTests
 from keep_sdk.conformance.stores.durable import DurableTests
 from keep_sdk.conformance.stores.leases import LeaseTests
 from keep_sdk.conformance.stores.ledger import LedgerTests
-from keep_sdk.conformance.stores.pages import PageTests
+from keep_sdk.conformance.stores.pages import CountTests, PageTests
 from keep_sdk.conformance.stores.publish import PublishTests
 from keep_sdk.conformance.stores.queries import QueryTests
 from keep_sdk.conformance.stores.reservations import ReservationTests
@@ -34,6 +34,7 @@ __all__ = [
     "ChangeTests",
     "ClauseTests",
     "CommitTests",
+    "CountTests",
     "DurableTests",
     "FaultInjector",
     "InjectedFault",
@@ -65,6 +66,7 @@ class StoreConformance(
     RunFactTests,
     ChangeTests,
     PageTests,
+    CountTests,
     DurableTests,
     TimeTests,
     ClauseTests,

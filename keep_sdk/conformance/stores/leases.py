@@ -19,7 +19,7 @@ TTL = dt.timedelta(seconds=30)
 
 
 class LeaseTests(StoreTestBase):
-    """acquire_lease, heartbeat_lease, release_lease, get_lease."""
+    """acquire_lease, heartbeat_lease, release_lease, get_lease, list_leases."""
 
     def test_a_lease_is_exclusive_until_it_expires(self, store: Store, clock: ManualClock) -> None:
         wf = self.deploy(store)
@@ -76,6 +76,24 @@ class LeaseTests(StoreTestBase):
         taken = store.acquire_lease(wf, "w2", ttl=TTL)
         assert taken is not None
         assert taken.token == lease.token + 1
+
+    def test_list_leases_returns_every_row_as_get_lease_does(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        first, second = self.deploy(store), self.deploy(store)
+        mine = {first, second}
+        assert [lease for lease in store.list_leases() if lease.workflow in mine] == []
+        held = store.acquire_lease(second, "w2", ttl=TTL)
+        gone = store.acquire_lease(first, "w1", ttl=TTL)
+        assert held is not None
+        assert gone is not None
+        store.release_lease(gone)
+        listed = {lease.workflow: lease for lease in store.list_leases() if lease.workflow in mine}
+        assert listed == {first: store.get_lease(first), second: store.get_lease(second)}
+        assert {name: lease.expired(clock()) for name, lease in listed.items()} == {
+            first: True,
+            second: False,
+        }
 
     def test_exactly_one_of_racing_threads_takes_over_an_expired_lease(
         self, store: Store, clock: ManualClock

@@ -9,9 +9,9 @@ import pytest
 from keep_sdk.conformance.stores.base import StoreTestBase
 from keep_sdk.errors import NotFound
 from keep_sdk.model import EventStatus, RunStatus
-from keep_sdk.stores import Publication, Store, SupportsPages
+from keep_sdk.stores import Publication, Store, SupportsCounts, SupportsPages
 
-__all__ = ["PageTests"]
+__all__ = ["CountTests", "PageTests"]
 
 
 def _pages(fetch: Any, limit: int) -> list[list[str]]:
@@ -130,3 +130,30 @@ class PageTests(StoreTestBase):
         assert [e.message_id for e in published] == ["c1", "c2"]
         assert pager.events_published_by(wf, []) == []
         assert pager.runs_by_ids([]) == []
+
+
+class CountTests(StoreTestBase):
+    """`SupportsCounts`: the counts by status equal the rows listed."""
+
+    def test_counts_by_status_equal_the_listed_rows(self, store: Store) -> None:
+        if not isinstance(store, SupportsCounts):
+            pytest.skip("the store does not implement SupportsCounts")
+        wf, other, empty = self.deploy(store), self.deploy(store), self.deploy(store)
+        self.publish(store, wf, "a", "b", "c")
+        self.publish(store, other, "x")
+        self.prepared(store, wf, "a")
+        store.skip_event(store.events_by_ids(wf, "in", ["b"])[0].id, actor="tester")
+        counts = store.count_by_status()
+        for name in (wf, other):
+            listed_events: dict[str, int] = {}
+            for event in store.list_events(name):
+                listed_events[event.status.value] = listed_events.get(event.status.value, 0) + 1
+            listed_runs: dict[str, int] = {}
+            for run in store.list_runs(workflow=name):
+                listed_runs[run.status.value] = listed_runs.get(run.status.value, 0) + 1
+            assert counts.events.get(name, {}) == listed_events
+            assert counts.runs.get(name, {}) == listed_runs
+        assert counts.events[wf] == {"pending": 1, "reserved": 1, "skipped": 1}
+        assert counts.runs[wf] == {RunStatus.ACTIVE.value: 1}
+        assert empty not in counts.events
+        assert store.count_by_status(other).events == {other: {"pending": 1}}

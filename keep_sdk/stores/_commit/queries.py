@@ -4,6 +4,7 @@ with a statement of its own (the SQL store does for lists that grow)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import TypeVar
 
@@ -30,6 +31,7 @@ from keep_sdk.stores._models import (
     ConsumerWake,
     HandlerRecord,
     Lease,
+    StatusCounts,
     WakeReason,
     WorkflowRecord,
     WorkflowVersion,
@@ -327,9 +329,26 @@ class Queries(StoreCore):
                 limit,
             )
 
+    def count_by_status(self, workflow: str | None = None) -> StatusCounts:
+        with self._read() as tx:
+            names = [workflow] if workflow is not None else [w.name for w in tx.workflows()]
+            events = {
+                name: dict(Counter(e.status.value for e in tx.events(name))) for name in names
+            }
+            runs = dict(Counter((r.workflow, r.status.value) for r in tx.runs()))
+        by_run: dict[str, dict[str, int]] = {}
+        for (name, status), count in runs.items():
+            if name in names:
+                by_run.setdefault(name, {})[status] = count
+        return StatusCounts(events={k: v for k, v in events.items() if v}, runs=by_run)
+
     def get_lease(self, workflow: str) -> Lease | None:
         with self._read() as tx:
             return tx.lease(workflow)
+
+    def list_leases(self) -> list[Lease]:
+        with self._read() as tx:
+            return list(tx.leases())
 
 
 def _current(tx: Transaction, kind: HandlerKind) -> list[HandlerRecord]:

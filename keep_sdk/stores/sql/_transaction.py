@@ -313,6 +313,10 @@ class SqlTransaction(SqlDurableRows, Transaction):
         query = select(t.leases).where(t.leases.c.workflow == workflow)
         return rows.lease(self.conn.execute(query).first())
 
+    def leases(self) -> Iterable[Lease]:
+        query = select(t.leases).order_by(t.leases.c.workflow)
+        return [lease for row in self.conn.execute(query) if (lease := rows.lease(row))]
+
     def insert_lease(self, lease: Lease) -> bool:
         inserted = self.conn.execute(
             self._insert(t.leases)

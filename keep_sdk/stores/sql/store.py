@@ -39,7 +39,7 @@ from keep_sdk.model import (
 from keep_sdk.stores._commit import TransactionalStore
 from keep_sdk.stores._commit.queries import consumer_wake
 from keep_sdk.stores._commit.work import require_workflow
-from keep_sdk.stores._models import AuditEntry, ConsumerWake, HandlerRecord
+from keep_sdk.stores._models import AuditEntry, ConsumerWake, HandlerRecord, StatusCounts
 from keep_sdk.stores._protocol import Clock, FaultHook, utc_now
 from keep_sdk.stores._transaction import Transaction
 from keep_sdk.stores.sql import _rows as rows
@@ -384,6 +384,32 @@ class SqlStore(TransactionalStore):
             for start in range(0, len(values), 10_000):
                 tx.conn.execute(insert(t.events), values[start : start + 10_000])
 
+    def count_by_status(self, workflow: str | None = None) -> StatusCounts:
+        """Grouped counts over covering indexes: pending events (``ix_events_pending``),
+        the other events (``ix_events_settled``) and runs (``ix_runs_workflow_status``)."""
+        e, r = t.events.c, t.runs.c
+        queries = {
+            "events": [
+                select(e.workflow, literal_column("'pending'"), func.count())
+                .where(q.PENDING)
+                .group_by(e.workflow),
+                select(e.workflow, e.status, func.count())
+                .where(e.status != literal_column("'pending'"))
+                .group_by(e.workflow, e.status),
+            ],
+            "runs": [select(r.workflow, r.status, func.count()).group_by(r.workflow, r.status)],
+        }
+        found: dict[str, dict[str, dict[str, int]]] = {"events": {}, "runs": {}}
+        with self._sql(write=False) as tx:
+            for name, statements in queries.items():
+                for query in statements:
+                    if workflow is not None:
+                        column = e.workflow if name == "events" else r.workflow
+                        query = query.where(column == workflow)
+                    for row in tx.conn.execute(query):
+                        found[name].setdefault(row[0], {})[row[1]] = int(row[2])
+        return StatusCounts(events=found["events"], runs=found["runs"])
+
     # Runs and the ledger
 
     def list_runs(
@@ -462,22 +488,26 @@ class SqlStore(TransactionalStore):
 
     def consumers_to_wake(self, now: dt.datetime | None = None) -> list[ConsumerWake]:
         at = now or self._now()
-        has_pending = (
-            exists()
-            .where(
-                t.subscriptions.c.workflow == t.handlers.c.workflow,
-                t.subscriptions.c.handler == t.handlers.c.name,
-                exists().where(
-                    t.events.c.workflow == t.subscriptions.c.workflow,
-                    t.events.c.topic == t.subscriptions.c.topic,
-                    q.PENDING,
-                ),
-            )
-            .label("has_pending")
+        has_pending = exists().where(
+            t.subscriptions.c.workflow == t.handlers.c.workflow,
+            t.subscriptions.c.handler == t.handlers.c.name,
+            exists().where(
+                t.events.c.workflow == t.subscriptions.c.workflow,
+                t.events.c.topic == t.subscriptions.c.topic,
+                q.PENDING,
+            ),
         )
         query = (
-            select(t.handlers.c.workflow, t.handlers.c.name, t.handlers.c.wake_at, has_pending)
-            .where(self._current(HandlerKind.CONSUMER))
+            select(
+                t.handlers.c.workflow,
+                t.handlers.c.name,
+                t.handlers.c.wake_at,
+                has_pending.label("has_pending"),
+            )
+            .where(
+                self._current(HandlerKind.CONSUMER),
+                or_(has_pending, t.handlers.c.wake_at <= at),
+            )
             .order_by(t.handlers.c.workflow, t.handlers.c.name)
         )
         wakes = []
