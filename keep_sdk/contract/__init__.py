@@ -20,6 +20,7 @@ from keep_sdk.contract.phases import (
     where_allowed,
 )
 from keep_sdk.contract.workflow import (
+    RESERVED_NAME_PREFIX,
     ConsumerManifest,
     CronSchedule,
     DefaultExport,
@@ -32,6 +33,7 @@ from keep_sdk.contract.workflow import (
 )
 
 __all__ = [
+    "RESERVED_NAME_PREFIX",
     "TOPIC_OPERATIONS",
     "ConnectorManifest",
     "ConsumerManifest",

@@ -17,6 +17,7 @@ from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HandlerPhase
 
 __all__ = [
+    "RESERVED_NAME_PREFIX",
     "ConsumerManifest",
     "CronSchedule",
     "DefaultExport",
@@ -27,6 +28,11 @@ __all__ = [
     "Span",
     "WorkflowManifest",
 ]
+
+
+RESERVED_NAME_PREFIX = "keep-worker:"
+"""Workflow names may not start with this: lease rows under it mark a running worker's
+presence (the scheduler counts live workers by them), so no workflow can hold one."""
 
 
 Positive = Annotated[int, Field(ge=1)]

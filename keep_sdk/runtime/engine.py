@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from pydantic import JsonValue
 
 from keep_sdk.connectors import ConnectorSet
+from keep_sdk.contract import RESERVED_NAME_PREFIX
 from keep_sdk.contract.durable import InvocationStatus, NotificationOutcome
 from keep_sdk.contract.workflow import ConsumerManifest, ProducerManifest, WorkflowManifest
 from keep_sdk.errors import (
@@ -253,6 +254,11 @@ class Runtime:
         workflow_name = name or manifest.name
         if not workflow_name:
             raise LogicError('the workflow has no name; add `name: "..."` to Keep.workflow({...})')
+        if workflow_name.startswith(RESERVED_NAME_PREFIX):
+            raise LogicError(
+                f"the workflow name {workflow_name!r} starts with {RESERVED_NAME_PREFIX!r}, "
+                "which is reserved for the workers' presence rows; choose another name"
+            )
         handlers = [
             HandlerSpec(name=p.name, kind=HandlerKind.PRODUCER) for p in manifest.producers
         ] + [

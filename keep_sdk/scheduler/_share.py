@@ -27,13 +27,15 @@ import datetime as dt
 import math
 from collections.abc import Callable, Iterable
 
+from keep_sdk.contract import RESERVED_NAME_PREFIX
 from keep_sdk.scheduler._tasks import Task
 from keep_sdk.stores import Lease
 
 __all__ = ["PRESENCE_PREFIX", "PRESENCE_SLOTS", "Share", "is_presence", "presence_name"]
 
-PRESENCE_PREFIX = "keep-worker:"
-"""Lease rows under this prefix name a live worker, not a workflow."""
+PRESENCE_PREFIX = RESERVED_NAME_PREFIX
+"""Lease rows under this prefix name a live worker, not a workflow (no workflow may take
+such a name: the validator and deploy refuse it)."""
 
 
 PRESENCE_SLOTS = 1024

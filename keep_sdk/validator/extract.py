@@ -16,6 +16,7 @@ from typing import TypeVar
 import tree_sitter
 
 from keep_sdk.contract.workflow import (
+    RESERVED_NAME_PREFIX,
     ConsumerManifest,
     CronSchedule,
     DefaultExport,
@@ -182,6 +183,8 @@ class _Reader:
                 name = string_literal(self.resolve(entry.value), self.data)
                 if name is None or not name.strip():
                     self.problem("bad-name", entry.value)
+                elif name.startswith(RESERVED_NAME_PREFIX):
+                    self.problem("reserved-name", entry.value, prefix=RESERVED_NAME_PREFIX)
             elif entry.key == "description":
                 continue
             elif entry.key == "topics":

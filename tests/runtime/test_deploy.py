@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from keep_sdk.errors import ScriptRejected
+from keep_sdk.errors import LogicError, ScriptRejected
 from tests.runtime.harness import MAIL_TO_SHEET, Env
 
 V2 = MAIL_TO_SHEET.replace(
@@ -36,3 +36,10 @@ def test_a_script_with_errors_is_refused(env: Env) -> None:
     with pytest.raises(ScriptRejected):
         env.runtime.deploy_if_changed(broken)
     assert env.store.get_workflow("mail-to-sheet").version == 1
+
+
+@pytest.mark.parametrize("deploy", ["deploy", "deploy_if_changed"])
+def test_a_name_reserved_for_worker_presence_is_refused(env: Env, deploy: str) -> None:
+    with pytest.raises(LogicError, match="reserved for the workers' presence"):
+        getattr(env.runtime, deploy)(MAIL_TO_SHEET, name="keep-worker:0")
+    assert [w.name for w in env.store.list_workflows()] == ["mail-to-sheet"]

@@ -43,6 +43,7 @@ META = RuleMeta(
         "spread": "{where} uses `...` spread, which cannot be read without running the script",
         "duplicate-key": "`{key}` is declared more than once in {where}",
         "bad-name": "the workflow's `name` must be a non-empty string literal",
+        "reserved-name": "workflow names starting with `{prefix}` are reserved for the host",
         "unknown-key": "`{key}` is not a known key of {where}",
         "no-handlers": "the workflow declares no producers and no consumers",
         "topics-not-object": "`topics` must be an object literal whose keys are the topic names",
@@ -82,6 +83,7 @@ META = RuleMeta(
         "spread": "Write the entries out in the literal instead of spreading another object.",
         "duplicate-key": "Keep one `{key}` entry and delete the other.",
         "bad-name": 'Write the name as a string literal: name: "email-to-sheets".',
+        "reserved-name": "Choose a name that does not start with `{prefix}`.",
         "unknown-key": "Use only these keys in {where}: {allowed}; fix the spelling or remove it.",
         "no-handlers": (
             "Add at least one producer (to bring events in) or one consumer (to act on them)."

@@ -32,6 +32,10 @@ INVALID = [
             f"consumers: {{\n  c: {{ // here\n{CONSUMER.replace(chr(115) + 'ubscribe: [' + chr(39) + 'in' + chr(39) + '],', '')} }},\n}},"
         ),
     ),
+    Case(
+        "reserved-name",
+        script("name: 'keep-worker:0', // here\nproducers: { p: async (ctx, state) => state },"),
+    ),
     Case("handler-not-function", script("producers: {\n  p: { handler: 'go' }, // here\n},")),
     Case(
         "producer-without-handler",
