@@ -206,25 +206,26 @@ class _CrashingStart:
         return getattr(self._connector, name)
 
     def start(self, js_name: str, arguments: Any, invocation: InvocationContext) -> DurableAnswer:
-        armed = self._owner.crash
-        what = f"{self._connector.name}.{js_name}"
-        if armed is None or armed.call != what:
-            return self._connector.start(js_name, arguments, invocation)
-        self._owner.crash = None
-        if armed.when == "before_effect":
-            raise SimulatedCrash(f"killed before {what}")
-        self._connector.start(js_name, arguments, invocation)
-        raise SimulatedCrash(f"killed after {what}")
+        return self._call(
+            f"{self._connector.name}.{js_name}",
+            lambda: self._connector.start(js_name, arguments, invocation),
+        )
 
     def poll(self, js_name: str, arguments: Any, invocation: InvocationContext) -> DurableAnswer:
+        return self._call(
+            f"{self._connector.name}.poll:{js_name}",
+            lambda: self._connector.poll(js_name, arguments, invocation),
+        )
+
+    def _call(self, what: str, call: Callable[[], DurableAnswer]) -> DurableAnswer:
+        """`call`, unless the armed crash names `what`: then crash before or after it."""
         armed = self._owner.crash
-        what = f"{self._connector.name}.poll:{js_name}"
         if armed is None or armed.call != what:
-            return self._connector.poll(js_name, arguments, invocation)
+            return call()
         self._owner.crash = None
         if armed.when == "before_effect":
             raise SimulatedCrash(f"killed before {what}")
-        self._connector.poll(js_name, arguments, invocation)
+        call()
         raise SimulatedCrash(f"killed after {what}")
 
 
