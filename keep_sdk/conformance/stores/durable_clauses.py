@@ -18,18 +18,21 @@ from keep_sdk.conformance.stores.durable import DurableTestBase
 from keep_sdk.contract.durable import (
     AttemptKind,
     Done,
+    Invocation,
     InvocationStatus,
     NotificationOutcome,
     Pending,
+    derive_invocation,
 )
 from keep_sdk.errors import (
     ActiveRunExists,
     MutationConflict,
     NotFound,
+    RunNotActive,
     StoreConflict,
 )
 from keep_sdk.model import LedgerStatus, MutationApplied, RunPhase, RunStatus
-from keep_sdk.stores import Store
+from keep_sdk.stores import Store, SupportsDurable
 from keep_sdk.stores.faults import FaultPoint
 
 __all__ = ["DurableClauseTests"]
@@ -43,6 +46,16 @@ def _json(answer: Pending | Done) -> object:
 
 class DurableClauseTests(DurableTestBase):
     """Whole records after each durable commit point, its refusals and its fault points."""
+
+    def polling(self, store: Store, clock: ManualClock) -> tuple[str, Invocation]:
+        """A parked invocation that polls (token kept, next poll in a minute)."""
+        durable = self.durable(store)
+        wf, invocation = self.started(store)
+        invocation, _ = durable.record_start_answer(
+            invocation.id, Pending(token="t0"), next_poll_at=clock() + dt.timedelta(minutes=1)
+        )
+        assert invocation.next_poll_at is not None
+        return wf, invocation
 
     def test_an_intent_keeps_params_and_title_and_a_second_is_refused_by_name(
         self, store: Store
@@ -449,7 +462,7 @@ class DurableClauseTests(DurableTestBase):
         self, store: Store, clock: ManualClock
     ) -> None:
         durable = self.durable(store)
-        _, invocation = self.parked(store)
+        _, invocation = self.polling(store, clock)
         claim = durable.claim_invocation(invocation.id, "w1", until=clock() + _HOUR)
         assert claim is not None
         clock.advance(11)
@@ -631,7 +644,7 @@ class DurableClauseTests(DurableTestBase):
         self, store: Store, clock: ManualClock
     ) -> None:
         durable = self.durable(store)
-        wf, invocation = self.parked(store)
+        wf, invocation = self.polling(store, clock)
         claim = durable.claim_invocation(invocation.id, "w1", until=clock() + _HOUR)
         assert claim is not None
         pending = durable.receive_notification(invocation.correlation_key, 0, source="t")
@@ -796,3 +809,47 @@ class DurableClauseTests(DurableTestBase):
         mine = [n for n in durable.deliverable_notifications() if n.invocation_id == invocation.id]
         assert len(durable.deliverable_notifications()) == 100
         assert [n.result for n in mine] == list(range(len(mine)))
+
+    def test_a_resolution_is_refused_once_the_run_no_longer_waits(self, store: Store) -> None:
+        durable = self.durable(store)
+        _, invocation = self.parked(store)
+        store.set_run_status(invocation.run_id, RunStatus.FAILED_LOGIC, error="given up")
+        with pytest.raises(RunNotActive) as refused:
+            durable.resolve_invocation(invocation.id, "cancel", actor="ann")
+        assert invocation.run_id in str(refused.value)
+        assert "ctx.approvals.request" in str(refused.value)
+        assert durable.get_invocation(invocation.id).status is InvocationStatus.ACTIVE
+
+    def test_the_scans_hand_out_at_most_a_hundred_by_default(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        durable = self.durable(store)
+        wf = self.deploy(store)
+        for _ in range(101):
+            run = self.mutating(store, wf)
+            invocation_id, key = derive_invocation(wf, run.handler, run.id)
+            durable.record_durable_intent(
+                run.id,
+                connector="approvals",
+                operation="request",
+                params={},
+                idempotency_key=f"{wf}:{run.id}",
+                invocation_id=invocation_id,
+                correlation_key=key,
+                timeout_at=clock(),
+            )
+            durable.record_start_answer(invocation_id, Pending(token="t"), next_poll_at=clock())
+        assert len(durable.due_polls(clock())) == 100
+        assert len(durable.expired_invocations(clock())) == 100
+
+    def test_a_store_without_durable_rows_finds_no_durable_work(self, store: Store) -> None:
+        if self.supports_durable:
+            pytest.skip(f"{type(self).__name__} declares supports_durable")
+        if not isinstance(store, SupportsDurable):
+            pytest.skip(f"{type(store).__name__} offers no durable queries")
+        wf = self.deploy(store)
+        run = self.mutating(store, wf)
+        assert store.invocation_for_run(run.id) is None
+        assert store.due_polls() == []
+        assert store.expired_invocations() == []
+        assert store.deliverable_notifications() == []
