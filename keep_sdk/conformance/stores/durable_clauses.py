@@ -908,3 +908,21 @@ class DurableClauseTests(DurableTestBase):
         _, run = durable.resolve_invocation(invocation.id, "cancel", actor="ann")
         assert (run.status, run.error, run.failure) == (RunStatus.ACTIVE, None, None)
         assert store.get_run(run.id) == run
+
+    def test_a_run_leaving_a_wait_drops_the_error_it_waited_with(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        durable = self.durable(store)
+        _, answered = self.carrying_an_error(store, clock)
+        store.set_run_status(
+            answered.run_id, RunStatus.PAUSED_WAITING, error="waits", failure=FailureKind.TRANSIENT
+        )
+        _, run = durable.record_start_answer(answered.id, Done(result=1))
+        assert (run.status, run.error, run.failure) == (RunStatus.ACTIVE, None, None)
+        _, extended = self.carrying_an_error(store, clock)
+        store.set_run_status(
+            extended.run_id, RunStatus.PAUSED_TIMEOUT, error="late", failure=FailureKind.TRANSIENT
+        )
+        durable.extend_invocation(extended.id, timeout_at=None, actor="ann")
+        run = store.get_run(extended.run_id)
+        assert (run.status, run.error, run.failure) == (RunStatus.PAUSED_WAITING, None, None)
