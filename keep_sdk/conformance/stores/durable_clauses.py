@@ -572,7 +572,7 @@ class DurableClauseTests(DurableTestBase):
         assert "completed" in str(refused.value)
         assert "only an active or timed-out invocation" in str(refused.value)
 
-    def test_a_failed_poll_is_recorded_and_releases_its_claim(
+    def test_a_failed_poll_is_recorded_and_frees_its_claim(
         self, store: Store, clock: ManualClock
     ) -> None:
         durable = self.durable(store)
