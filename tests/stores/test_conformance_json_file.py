@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from keep_sdk.conformance import ManualClock, StoreConformance
+from keep_sdk.contract.durable import AttemptKind
+from keep_sdk.errors import ConfigurationError
 from tests.stores.json_file_store import JsonFileStore
 
 
@@ -20,6 +22,18 @@ class TestJsonFileStore(StoreConformance):
         store = JsonFileStore(tmp_path / "keep.json", clock=clock)
         yield store
         store.close()
+
+    def test_durable_operations_are_refused_naming_durable_rows(self, store: JsonFileStore) -> None:
+        """A store whose transactions keep no durable rows says what to implement."""
+        wf = self.deploy(store)
+        run = self.mutating(store, wf)
+        with pytest.raises(ConfigurationError) as refused:
+            store.record_attempt("inv-1", AttemptKind.CANCEL, "sent")
+        assert "_JsonTransaction" in str(refused.value)
+        assert str(refused.value).endswith(
+            "implement keep_sdk.stores.DurableRows to run durable operations"
+        )
+        assert store.invocation_for_run(run.id) is None
 
     @pytest.fixture
     def reopen(self, tmp_path: Path, clock: ManualClock) -> Callable[[], JsonFileStore]:

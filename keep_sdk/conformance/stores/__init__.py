@@ -18,7 +18,8 @@ from keep_sdk.conformance.stores.base import StoreTestBase
 from keep_sdk.conformance.stores.changes import ChangeTests
 from keep_sdk.conformance.stores.clauses import ClauseTests
 from keep_sdk.conformance.stores.commits import CommitTests
-from keep_sdk.conformance.stores.durable import DurableTests
+from keep_sdk.conformance.stores.durable import DurableTestBase, DurableTests
+from keep_sdk.conformance.stores.durable_clauses import DurableClauseTests
 from keep_sdk.conformance.stores.leases import LeaseTests
 from keep_sdk.conformance.stores.ledger import LedgerTests
 from keep_sdk.conformance.stores.pages import CountTests, PageTests
@@ -35,6 +36,8 @@ __all__ = [
     "ClauseTests",
     "CommitTests",
     "CountTests",
+    "DurableClauseTests",
+    "DurableTestBase",
     "DurableTests",
     "FaultInjector",
     "InjectedFault",
@@ -68,6 +71,7 @@ class StoreConformance(
     PageTests,
     CountTests,
     DurableTests,
+    DurableClauseTests,
     TimeTests,
     ClauseTests,
 ):

@@ -27,11 +27,11 @@ from keep_sdk.errors import MutationConflict, NotFound, StoreConflict
 from keep_sdk.model import EventStatus, LedgerStatus, MutationApplied, RunPhase, RunStatus
 from keep_sdk.stores import Store, SupportsDurable
 
-__all__ = ["DurableTests"]
+__all__ = ["DurableTestBase", "DurableTests"]
 
 
-class DurableTests(StoreTestBase):
-    """record_durable_intent, start answers, the inbox, claims, timeouts, attempts."""
+class DurableTestBase(StoreTestBase):
+    """The capability and helpers of the durable tests. Not collected by itself."""
 
     supports_durable: ClassVar[bool] = False
     """The store keeps durable invocations (`SupportsDurable` with `DurableRows`)."""
@@ -70,6 +70,10 @@ class DurableTests(StoreTestBase):
         )
         assert run.status is RunStatus.PAUSED_WAITING
         return wf, invocation
+
+
+class DurableTests(DurableTestBase):
+    """record_durable_intent, start answers, the inbox, claims, timeouts, attempts."""
 
     def test_the_intent_and_the_invocation_are_recorded_together(self, store: Store) -> None:
         durable = self.durable(store)
