@@ -47,6 +47,14 @@ def _json(answer: Pending | Done) -> object:
 class DurableClauseTests(DurableTestBase):
     """Whole records after each durable commit point, its refusals and its fault points."""
 
+    def timed_out(self, store: Store, clock: ManualClock) -> tuple[str, Invocation]:
+        """A parked invocation whose one-hour timeout has passed and been marked."""
+        wf, invocation = self.parked(store, timeout_at=clock() + _HOUR)
+        clock.advance(2 * 3600)
+        timed_out = self.durable(store).time_out_invocation(invocation.id)
+        assert timed_out is not None
+        return wf, timed_out[0]
+
     def polling(
         self, store: Store, clock: ManualClock, *, timeout_at: dt.datetime | None = None
     ) -> tuple[str, Invocation]:
@@ -293,9 +301,7 @@ class DurableClauseTests(DurableTestBase):
         self, store: Store, clock: ManualClock
     ) -> None:
         durable = self.durable(store)
-        _, invocation = self.parked(store, timeout_at=clock() + _HOUR)
-        clock.advance(2 * 3600)
-        assert durable.time_out_invocation(invocation.id) is not None
+        _, invocation = self.timed_out(store, clock)
         ignored = durable.receive_notification(invocation.correlation_key, 0, source="t")
         durable.extend_invocation(invocation.id, timeout_at=clock() + _HOUR, actor="ops")
         claim = durable.claim_invocation(invocation.id, "w1", until=clock() + _HOUR)
@@ -520,15 +526,12 @@ class DurableClauseTests(DurableTestBase):
         self, store: Store, clock: ManualClock
     ) -> None:
         durable = self.durable(store)
-        wf, invocation = self.parked(store, timeout_at=clock() + _HOUR)
-        clock.advance(2 * 3600)
-        timed_out = durable.time_out_invocation(invocation.id)
-        assert timed_out is not None
+        wf, invocation = self.timed_out(store, clock)
         clock.advance(5)
         until = clock() + 24 * _HOUR
         who = f"person-{uuid.uuid4().hex[:6]}"
         extended = durable.extend_invocation(invocation.id, timeout_at=until, actor=who)
-        assert extended == timed_out[0].model_copy(
+        assert extended == invocation.model_copy(
             update={
                 "status": InvocationStatus.ACTIVE,
                 "timeout_at": until,
@@ -707,9 +710,7 @@ class DurableClauseTests(DurableTestBase):
         self, store: Store, clock: ManualClock
     ) -> None:
         durable = self.durable(store)
-        _, invocation = self.parked(store, timeout_at=clock() + _HOUR)
-        clock.advance(2 * 3600)
-        assert durable.time_out_invocation(invocation.id) is not None
+        _, invocation = self.timed_out(store, clock)
         ended, run = durable.resolve_invocation(
             invocation.id, "skip", actor="ann", result={"ignored": True}, detail="late"
         )
