@@ -1,7 +1,7 @@
 """Runtime benchmark: committed consumer runs per second end to end, and 1 vs 2 workers.
 
     python benchmarks/runtime.py [--events 300] [--workflows 8] [--postgres URL]
-                                 [--only sqlite|dbos|workers]
+                                 [--only sqlite|dbos|floor|workers]
 
 End to end means the reference scheduler picks the work, the runtime runs
 prepare, mutate (a ledgered ``sheets.appendRow`` on the built-in double) and
@@ -26,7 +26,12 @@ it prints:
    ``benchmarks/.venv-dbos`` (created on first use with ``pip install 'dbos>=2,<3'``;
    DBOS is never a keep_sdk dependency), in batches interleaved with keep_sdk
    consumer runs on the same disk; keep/DBOS (target >= 3);
-6. PostgreSQL only: the same backlog spread over --workflows workflows (8), drained
+6. where one run's wall time goes, by layer (the scheduler, the sandbox's three phases,
+   the five checkpoints, the connector call, the rest), and the floor of the design
+   measured in the same run: three fresh QuickJS contexts evaluating the workflow and
+   five one-row fsync commits in plain sqlite3; printed after DBOS (with what the floor
+   would be against DBOS) or alone with ``--only floor``;
+7. PostgreSQL only: the same backlog spread over --workflows workflows (8), drained
    by 1 and then by 2 ``keep worker`` processes (leases, heartbeats), alternated
    three times: runs/s, the speed-up of 2 over 1 (at most 2 on 2 cores; the
    workers and the database share those cores) and the workers' CPU seconds per
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -46,6 +52,7 @@ import time
 import uuid
 from pathlib import Path
 
+import quickjs
 import sqlalchemy as sa
 
 from keep_sdk.conformance.postgres import TEST_URL_ENV, PostgresServer
@@ -218,6 +225,108 @@ def work_behind_ratios(tmp: Path, events: int, history: int, idle: int) -> dict[
     for where in stores.values():
         where.store.close()
     return {name: statistics.median(found) for name, found in rates.items()}
+
+
+WRITES = (
+    "begin_run",
+    "save_prepare_result",
+    "record_mutation_intent",
+    "record_mutation_applied",
+    "commit_consumer_run",
+)
+
+
+class _Timers:
+    """Seconds spent in named calls (outermost only), wrapped around live objects."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def wrap(self, owner: object, attribute: str, layer: str) -> None:
+        inner = getattr(owner, attribute)
+
+        def timed(*args: object, **kwargs: object) -> object:
+            started = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                spent = time.perf_counter() - started
+                self.seconds[layer] = self.seconds.get(layer, 0.0) + spent
+
+        setattr(owner, attribute, timed)
+
+
+def breakdown(tmp: Path, events: int) -> tuple[float, dict[str, float]]:
+    """Where one in-process consumer run's wall time goes: ms per run by layer."""
+    where = WorkBehind(tmp, history=0, idle=0)
+    runtime = where.scheduler.runtime
+    timers = _Timers()
+    timers.wrap(where.scheduler, "step", "step")
+    timers.wrap(runtime, "run_consumer", "run")
+    timers.wrap(runtime.isolation, "run", "sandbox: three phases in fresh contexts")
+    timers.wrap(runtime.connectors, "invoke", "connector call (sheets double)")
+    for name in WRITES:
+        timers.wrap(where.store, name, "store: the five checkpoints (5 fsyncs)")
+    where.batch(5)
+    timers.seconds.clear()
+    rate = where.batch(events)
+    where.store.close()
+    spent = {name: seconds / events * 1e3 for name, seconds in timers.seconds.items()}
+    step, run = spent.pop("step"), spent.pop("run")
+    spent["scheduler: planning, leases"] = step - run
+    spent["runtime Python and store reads"] = run - sum(
+        value for name, value in spent.items() if not name.startswith("scheduler")
+    )
+    return rate, spent
+
+
+def floor_ms(tmp: Path, rounds: int = 200) -> tuple[float, float]:
+    """The two costs a run cannot avoid, in ms: one fresh QuickJS context evaluating the
+    bench workflow (a phase's isolation, without the host), and one one-row commit in
+    plain sqlite3 (WAL, synchronous=FULL: one fsync), medians of `rounds`."""
+    source = SCRIPT.replace("NAME", "bench").replace("Keep.workflow", "(d => d)")
+    phases: list[float] = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        context = quickjs.Context()
+        context.module(source)
+        while context.execute_pending_job():
+            pass
+        phases.append(time.perf_counter() - started)
+    conn = sqlite3.connect(tmp / "floor.db", isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute("CREATE TABLE IF NOT EXISTS floor (id INTEGER PRIMARY KEY, v TEXT)")
+    commits: list[float] = []
+    for i in range(rounds):
+        started = time.perf_counter()
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO floor (v) VALUES (?)", (f"row {i}",))
+        conn.execute("COMMIT")
+        commits.append(time.perf_counter() - started)
+    conn.close()
+    return statistics.median(phases) * 1e3, statistics.median(commits) * 1e3
+
+
+def print_floor(tmp: Path, events: int, dbos_rate: float | None = None) -> None:
+    """The breakdown of a run, and the floor of this design: three fresh contexts and five
+    fsyncs per run, one run at a time per workflow."""
+    rate, spent = breakdown(tmp, events)
+    phase, commit = floor_ms(tmp)
+    total = 1e3 / rate
+    print(f"floor       one consumer run {total:6.2f} ms ({rate:.1f} runs/s), by layer:")
+    for name, value in sorted(spent.items(), key=lambda item: -item[1]):
+        print(f"floor         {value:6.2f} ms  {100 * value / total:5.1f}%  {name}")
+    least = 3 * phase + 5 * commit
+    print(
+        f"floor       3 bare phases {3 * phase:.2f} ms + 5 one-row fsync commits "
+        f"{5 * commit:.2f} ms = {least:.2f} ms: at most {1e3 / least:.0f} runs/s"
+    )
+    if dbos_rate:
+        print(
+            f"floor       at that floor keep/DBOS would be {1e3 / least / dbos_rate:.2f}x; "
+            f"3x DBOS needs {1e3 / (3 * dbos_rate):.2f} ms per run"
+        )
 
 
 def cpu_seconds(pid: int) -> float:
@@ -397,6 +506,7 @@ def dbos_side_by_side(tmp: Path, events: int) -> None:
         f"sqlite      keep_sdk consumer runs/s {ours:6.1f}  "
         f"keep/DBOS {ours / theirs:.2f}x (target >= 3)"
     )
+    print_floor(tmp, events, theirs)
 
 
 def main() -> None:
@@ -408,8 +518,9 @@ def main() -> None:
     parser.add_argument("--sqlite-only", action="store_true", help="skip PostgreSQL")
     parser.add_argument(
         "--only",
-        choices=("sqlite", "dbos", "workers"),
-        help="one part: the SQLite figures, DBOS side by side, or 1 vs 2 workers",
+        choices=("sqlite", "dbos", "floor", "workers"),
+        help="one part: the SQLite figures, DBOS side by side (with the floor), where a "
+        "run's time goes and the floor, or 1 vs 2 workers",
     )
     parser.add_argument("--history", type=int, default=100_000, help="runs of history")
     parser.add_argument("--idle", type=int, default=99, help="idle workflows beside the bench")
@@ -420,6 +531,8 @@ def main() -> None:
             sqlite_part(args, tmp)
         if args.only in (None, "dbos"):
             dbos_side_by_side(tmp, args.events)
+        if args.only == "floor":
+            print_floor(tmp, args.events)
         if args.only in (None, "workers") and not args.sqlite_only:
             postgres_part(args, tmp)
 

@@ -46,6 +46,12 @@ class ServiceDouble(Connector):
     Every applied mutation is appended to ``state["effects"]`` with its
     idempotency key; `reconcile` looks there, like a real reconcile would query
     the service by key.
+
+    In memory, an operation works on the live document, so its cost does not
+    grow with what the service holds. The contract of every ``apply`` callback
+    given to `_mutate` or `_start_once` is therefore: check everything, raise
+    (`PreconditionFailed`) before changing anything, then change the document.
+    With `backing`, a raising callback's changes are never written.
     """
 
     permission_prefix: ClassVar[str]
@@ -227,12 +233,7 @@ class ServiceDouble(Connector):
     def _state(self, *, write: bool = True) -> Iterator[Doc]:
         with self._lock:
             if self._backing is None:
-                if not write:
-                    yield self._memory
-                    return
-                working = copy.deepcopy(self._memory)
-                yield working
-                self._memory = working
+                yield self._memory
                 return
             conn = self._connect()
             try:
