@@ -1,24 +1,31 @@
-"""Load the prelude from bytecode compiled once per process instead of parsing it per context.
+"""Load the prelude and workflow modules from bytecode the host compiled itself.
 
-Compiling the prelude costs most of a phase's overhead; QuickJS can serialize a
-compiled script (``JS_WriteObject``) and load it into another runtime
+Parsing and compiling cost much of a phase's overhead; QuickJS can serialize a
+compiled script or module (``JS_WriteObject``) and load it into another runtime
 (``JS_ReadObject``). The binding exposes neither, so this module calls the
 engine's C API through ctypes, on the same layout the interrupt guard verifies
 (``{PyObject_HEAD; JSRuntime *; JSContext *}``), checking it again with
-``JS_GetRuntime``. Only the prelude, compiled from this package's own source,
-is ever serialized. Any mismatch disables the fast path and the prelude is
-evaluated from source instead.
+``JS_GetRuntime``. Only text compiled in this process is ever serialized: the
+prelude, from this package's own source, once per process; a workflow module,
+from its (marked) source text, once per text and limits, in a throwaway context
+that runs none of it. Bytecode never comes from anywhere else (QuickJS does not
+verify bytecode). Any mismatch or failure disables the fast path and the text is
+evaluated from source instead, which reports its errors as before.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
+from collections import OrderedDict
 from typing import Any, Final
 
 import quickjs
 
-__all__ = ["PreludeLoader"]
+__all__ = ["MODULE_CAPACITY", "ModuleLoader", "PreludeLoader"]
+
+MODULE_CAPACITY: Final = 32
+"""Compiled workflow modules kept per process (least recently used evicted first)."""
 
 
 class _Value(ctypes.Structure):
@@ -27,7 +34,9 @@ class _Value(ctypes.Structure):
 
 _TAG_EXCEPTION: Final = 6
 _EVAL_GLOBAL_COMPILE_ONLY: Final = 1 << 5
+_EVAL_MODULE_COMPILE_ONLY: Final = 1 | 1 << 5
 _WRITE_BYTECODE: Final = 1
+_WRITE_STRIP_SOURCE: Final = 1 << 4
 _READ_BYTECODE: Final = 1
 _OFFSET: Final = object.__basicsize__
 _GLOBAL_NAME: Final = b"__keepPreludeBoot"
@@ -62,6 +71,19 @@ _lib.JS_SetPropertyStr.argtypes = [ctypes.c_void_p, _Value, ctypes.c_char_p, _Va
 _lib.JS_SetPropertyStr.restype = ctypes.c_int
 _lib.js_free.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
 _lib.js_free.restype = None
+_lib.JS_GetException.argtypes = [ctypes.c_void_p]
+_lib.JS_GetException.restype = _Value
+_lib.JS_DefinePropertyValueStr.argtypes = [
+    ctypes.c_void_p,
+    _Value,
+    ctypes.c_char_p,
+    _Value,
+    ctypes.c_int,
+]
+_lib.JS_DefinePropertyValueStr.restype = ctypes.c_int
+
+_MODULE_ERROR: Final = "__keepModuleError"
+_CONFIGURABLE: Final = 1
 
 
 def _js_context(context: Any) -> int | None:
@@ -72,6 +94,25 @@ def _js_context(context: Any) -> int | None:
     if not runtime or not js_context or _lib.JS_GetRuntime(js_context) != runtime:
         return None
     return js_context
+
+
+def _serialize(js_context: int, text: str, flags: int) -> bytes | None:
+    """`text` compiled (not run) in `js_context` and written as bytecode, or None."""
+    source = text.encode()
+    function = _lib.JS_Eval(js_context, source, len(source), b"<input>", flags)
+    if function.tag == _TAG_EXCEPTION:
+        _lib.JS_FreeValue(js_context, _lib.JS_GetException(js_context))
+        return None
+    size = ctypes.c_size_t(0)
+    pointer = _lib.JS_WriteObject(
+        js_context, ctypes.byref(size), function, _WRITE_BYTECODE | _WRITE_STRIP_SOURCE
+    )
+    _lib.JS_FreeValue(js_context, function)
+    if not pointer:
+        return None
+    data = ctypes.string_at(pointer, size.value)
+    _lib.js_free(js_context, pointer)
+    return data
 
 
 class PreludeLoader:
@@ -88,20 +129,7 @@ class PreludeLoader:
         js_context = _js_context(context)
         if js_context is None:
             return None
-        source = self._source.encode()
-        function = _lib.JS_Eval(
-            js_context, source, len(source), b"<input>", _EVAL_GLOBAL_COMPILE_ONLY
-        )
-        if function.tag == _TAG_EXCEPTION:
-            return None
-        size = ctypes.c_size_t(0)
-        pointer = _lib.JS_WriteObject(js_context, ctypes.byref(size), function, _WRITE_BYTECODE)
-        _lib.JS_FreeValue(js_context, function)
-        if not pointer:
-            return None
-        data = ctypes.string_at(pointer, size.value)
-        _lib.js_free(js_context, pointer)
-        return data
+        return _serialize(js_context, self._source, _EVAL_GLOBAL_COMPILE_ONLY)
 
     def bytecode(self) -> bytes | None:
         """The compiled prelude, or None when the fast path is unavailable."""
@@ -135,3 +163,74 @@ class PreludeLoader:
         boot = context.get(_GLOBAL_NAME.decode())
         context.eval(f"delete globalThis.{_GLOBAL_NAME.decode()}")
         return boot
+
+
+class ModuleLoader:
+    """Evaluates a workflow module in a context from bytecode compiled once per source text.
+
+    The module is compiled in a throwaway context with the phase's memory and stack
+    limits (what does not compile there is evaluated from source, where the engine
+    reports the error) and kept for the `capacity` most recently used (text,
+    limits). Loading registers the module under the name ``<input>`` exactly as
+    ``Context.module`` does and runs its body; its evaluation promise is not
+    returned (the prelude reaches the module with ``import("<input>")``).
+    """
+
+    def __init__(self, capacity: int = MODULE_CAPACITY) -> None:
+        self._capacity = capacity
+        self._compiled: OrderedDict[tuple[str, int, int], bytes | None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def bytecode(self, text: str, *, memory_bytes: int, stack_bytes: int) -> bytes | None:
+        """The compiled module `text`, or None when it must be evaluated from source."""
+        key = (text, memory_bytes, stack_bytes)
+        with self._lock:
+            if key in self._compiled:
+                self._compiled.move_to_end(key)
+                return self._compiled[key]
+        context = quickjs.Context()
+        context.set_memory_limit(memory_bytes)
+        context.set_max_stack_size(stack_bytes)
+        js_context = _js_context(context)
+        data = (
+            None if js_context is None else _serialize(js_context, text, _EVAL_MODULE_COMPILE_ONLY)
+        )
+        with self._lock:
+            self._compiled[key] = data
+            self._compiled.move_to_end(key)
+            while len(self._compiled) > self._capacity:
+                self._compiled.popitem(last=False)
+        return data
+
+    def load(
+        self, context: Any, text: str, enter: Any, *, memory_bytes: int, stack_bytes: int
+    ) -> None:
+        """Evaluate module `text` in `context`, whose limits are `memory_bytes` and
+        `stack_bytes`, through `enter`, which calls into the engine under the deadline;
+        raises what evaluating it from source would raise."""
+        data = self.bytecode(text, memory_bytes=memory_bytes, stack_bytes=stack_bytes)
+        js_context = _js_context(context) if data is not None else None
+        if data is None or js_context is None:
+            enter(context.module, text)
+            return
+        enter(self._load_bytecode, context, js_context, data)
+
+    @staticmethod
+    def _load_bytecode(context: Any, js_context: int, data: bytes) -> None:
+        module = _lib.JS_ReadObject(js_context, data, len(data), _READ_BYTECODE)
+        if module.tag != _TAG_EXCEPTION:
+            promise = _lib.JS_EvalFunction(js_context, module)
+            if promise.tag != _TAG_EXCEPTION:
+                _lib.JS_FreeValue(js_context, promise)
+                return
+        error = _lib.JS_GetException(js_context)
+        global_object = _lib.JS_GetGlobalObject(js_context)
+        status = _lib.JS_DefinePropertyValueStr(
+            js_context, global_object, _MODULE_ERROR.encode(), error, _CONFIGURABLE
+        )
+        _lib.JS_FreeValue(js_context, global_object)
+        if status != 1:
+            if status < 0:
+                _lib.JS_FreeValue(js_context, _lib.JS_GetException(js_context))
+            raise RuntimeError("the workflow module failed to load")
+        context.eval(f"throw globalThis.{_MODULE_ERROR}")

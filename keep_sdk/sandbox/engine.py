@@ -24,7 +24,7 @@ from keep_sdk.errors import KeepError
 from keep_sdk.model import HandlerPhase
 from keep_sdk.sandbox import codec
 from keep_sdk.sandbox.arguments import connector_arguments, topic_arguments
-from keep_sdk.sandbox.bytecode import PreludeLoader
+from keep_sdk.sandbox.bytecode import ModuleLoader, PreludeLoader
 from keep_sdk.sandbox.capabilities import Capabilities
 from keep_sdk.sandbox.codec import BoundaryError
 from keep_sdk.sandbox.failures import (
@@ -94,6 +94,11 @@ def _prelude_loader() -> PreludeLoader:
     return PreludeLoader(prelude_source())
 
 
+@lru_cache(maxsize=1)
+def _module_loader() -> ModuleLoader:
+    return ModuleLoader()
+
+
 class _Site:
     """Where in the script a ctx call was made, parsed from its stack only when asked."""
 
@@ -161,9 +166,7 @@ class PhaseRun:
         self._host = host
         self._limits = request.policy.sandbox
         if exposed is None:
-            self._setup = setup_for(
-                request.source, request.manifest, request.policy, request.phase
-            )
+            self._setup = setup_for(request.source, request.manifest, request.policy, request.phase)
         else:
             self._setup = build_setup(
                 request.source, request.manifest, request.policy, request.phase, exposed=exposed
@@ -227,7 +230,7 @@ class PhaseRun:
                     line=self._mutation.line,
                 )
             )
-        trace = Trace(
+        trace = Trace.model_construct(
             console=self._console,
             calls=self._calls,
             jobs=self._jobs,
@@ -238,7 +241,7 @@ class PhaseRun:
             truncated=self._trace_truncated,
             log_bytes=self._log_bytes,
         )
-        return PhaseResult(outcome=outcome, trace=trace, isolation="in_process")
+        return PhaseResult.model_construct(outcome=outcome, trace=trace, isolation="in_process")
 
     def _as_written(self, outcome: Outcome) -> Outcome:
         """`outcome` with its column in the script as written (returns are marked)."""
@@ -315,17 +318,24 @@ class PhaseRun:
                     limit=Limit.STATE_SIZE if root == "state" else Limit.VALUE_SIZE,
                 )
         arguments = "[" + ",".join(texts) + "]"
+        stack_bytes = safe_stack_bytes(self._limits.stack_bytes)
         context.set_memory_limit(self._limits.memory_bytes)
-        context.set_max_stack_size(safe_stack_bytes(self._limits.stack_bytes))
+        context.set_max_stack_size(stack_bytes)
         boot = _prelude_loader().load(context, self._enter)
         config = config_text(
             setup.config_head, log_budget=self._log_budget, determinism=request.determinism
         )
         self._dispatch = self._enter(boot, config)
         self._marked = setup.marked
-        module = self._enter(context.module, self._marked.text)
+        _module_loader().load(
+            context,
+            self._marked.text,
+            self._enter,
+            memory_bytes=self._limits.memory_bytes,
+            stack_bytes=stack_bytes,
+        )
         status = self._enter(
-            self._dispatch, "run", module, request.handler, request.phase.value, arguments
+            self._dispatch, "run", None, request.handler, request.phase.value, arguments
         )
         if status:
             return InternalFailure(
@@ -547,7 +557,7 @@ class PhaseRun:
             )
         finally:
             self._boundary_s += time.perf_counter() - started
-        _finish(Completed(result=value, returned=returned))
+        _finish(Completed.model_construct(result=value, returned=returned))
 
     def _refuse(self, name: str, args: JsonValue, outcome: Outcome, line: int | None) -> NoReturn:
         error = getattr(outcome, "message", outcome.kind)

@@ -643,7 +643,7 @@
         }
         if (op === "run") {
           const argumentList = parse(fourth);
-          apply(then, first, [
+          apply(then, import("<input>"), [
             function () {
               begin(second, third, argumentList);
             },
