@@ -230,7 +230,7 @@ class PhaseRun:
                     line=self._mutation.line,
                 )
             )
-        trace = Trace.model_construct(
+        trace = Trace(
             console=self._console,
             calls=self._calls,
             jobs=self._jobs,
@@ -241,7 +241,7 @@ class PhaseRun:
             truncated=self._trace_truncated,
             log_bytes=self._log_bytes,
         )
-        return PhaseResult.model_construct(outcome=outcome, trace=trace, isolation="in_process")
+        return PhaseResult(outcome=outcome, trace=trace, isolation="in_process")
 
     def _as_written(self, outcome: Outcome) -> Outcome:
         """`outcome` with its column in the script as written (returns are marked)."""
