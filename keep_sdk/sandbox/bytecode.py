@@ -82,8 +82,44 @@ _lib.JS_DefinePropertyValueStr.argtypes = [
 ]
 _lib.JS_DefinePropertyValueStr.restype = ctypes.c_int
 
+_lib.JS_NewAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+_lib.JS_NewAtom.restype = ctypes.c_uint32
+_lib.JS_FreeAtom.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
+_lib.JS_FreeAtom.restype = None
+_lib.JS_DeleteProperty.argtypes = [ctypes.c_void_p, _Value, ctypes.c_uint32, ctypes.c_int]
+_lib.JS_DeleteProperty.restype = ctypes.c_int
+
 _MODULE_ERROR: Final = "__keepModuleError"
+_MODULE_PROMISE: Final = "__keepModulePromise"
 _CONFIGURABLE: Final = 1
+
+
+def _define_global(js_context: int, name: str, value: _Value) -> bool:
+    """Define `name` on the global object as a configurable data property holding `value`
+    (which is consumed); False when the global refuses it. Defining runs no script code."""
+    global_object = _lib.JS_GetGlobalObject(js_context)
+    status = _lib.JS_DefinePropertyValueStr(
+        js_context, global_object, name.encode(), value, _CONFIGURABLE
+    )
+    _lib.JS_FreeValue(js_context, global_object)
+    if status < 0:
+        _lib.JS_FreeValue(js_context, _lib.JS_GetException(js_context))
+    return status == 1
+
+
+def _take_global(context: Any, js_context: int, name: str) -> Any:
+    """The value `_define_global` put under `name`, removed from the global again."""
+    value = context.get(name)
+    global_object = _lib.JS_GetGlobalObject(js_context)
+    atom = _lib.JS_NewAtom(js_context, name.encode())
+    status = _lib.JS_DeleteProperty(js_context, global_object, atom, 0)
+    _lib.JS_FreeAtom(js_context, atom)
+    _lib.JS_FreeValue(js_context, global_object)
+    if status != 1:
+        if status < 0:
+            _lib.JS_FreeValue(js_context, _lib.JS_GetException(js_context))
+        raise RuntimeError(f"the sandbox could not remove its global {name}")
+    return value
 
 
 def _js_context(context: Any) -> int | None:
@@ -171,9 +207,8 @@ class ModuleLoader:
     The module is compiled in a throwaway context with the phase's memory and stack
     limits (what does not compile there is evaluated from source, where the engine
     reports the error) and kept for the `capacity` most recently used (text,
-    limits). Loading registers the module under the name ``<input>`` exactly as
-    ``Context.module`` does and runs its body; its evaluation promise is not
-    returned (the prelude reaches the module with ``import("<input>")``).
+    limits). Loading registers the module under the name ``<input>`` and runs its
+    body exactly as ``Context.module`` does.
     """
 
     def __init__(self, capacity: int = MODULE_CAPACITY) -> None:
@@ -204,33 +239,32 @@ class ModuleLoader:
 
     def load(
         self, context: Any, text: str, enter: Any, *, memory_bytes: int, stack_bytes: int
-    ) -> None:
+    ) -> Any:
         """Evaluate module `text` in `context`, whose limits are `memory_bytes` and
-        `stack_bytes`, through `enter`, which calls into the engine under the deadline;
-        raises what evaluating it from source would raise."""
+        `stack_bytes`, through `enter`, which calls into the engine under the deadline.
+
+        Returns the module's evaluation promise, or None when the module's own code
+        left the global object unable to hand it over (the prelude then reaches the
+        module with ``import("<input>")``); raises what evaluating it from source
+        would raise.
+        """
         data = self.bytecode(text, memory_bytes=memory_bytes, stack_bytes=stack_bytes)
         js_context = _js_context(context) if data is not None else None
         if data is None or js_context is None:
-            enter(context.module, text)
-            return
-        enter(self._load_bytecode, context, js_context, data)
+            return enter(context.module, text)
+        return enter(self._load_bytecode, context, js_context, data)
 
     @staticmethod
-    def _load_bytecode(context: Any, js_context: int, data: bytes) -> None:
+    def _load_bytecode(context: Any, js_context: int, data: bytes) -> Any:
         module = _lib.JS_ReadObject(js_context, data, len(data), _READ_BYTECODE)
         if module.tag != _TAG_EXCEPTION:
             promise = _lib.JS_EvalFunction(js_context, module)
             if promise.tag != _TAG_EXCEPTION:
-                _lib.JS_FreeValue(js_context, promise)
-                return
+                if not _define_global(js_context, _MODULE_PROMISE, promise):
+                    return None
+                return _take_global(context, js_context, _MODULE_PROMISE)
         error = _lib.JS_GetException(js_context)
-        global_object = _lib.JS_GetGlobalObject(js_context)
-        status = _lib.JS_DefinePropertyValueStr(
-            js_context, global_object, _MODULE_ERROR.encode(), error, _CONFIGURABLE
-        )
-        _lib.JS_FreeValue(js_context, global_object)
-        if status != 1:
-            if status < 0:
-                _lib.JS_FreeValue(js_context, _lib.JS_GetException(js_context))
+        if not _define_global(js_context, _MODULE_ERROR, error):
             raise RuntimeError("the workflow module failed to load")
         context.eval(f"throw globalThis.{_MODULE_ERROR}")
+        return None

@@ -327,7 +327,7 @@ class PhaseRun:
         )
         self._dispatch = self._enter(boot, config)
         self._marked = setup.marked
-        _module_loader().load(
+        module = _module_loader().load(
             context,
             self._marked.text,
             self._enter,
@@ -335,7 +335,7 @@ class PhaseRun:
             stack_bytes=stack_bytes,
         )
         status = self._enter(
-            self._dispatch, "run", None, request.handler, request.phase.value, arguments
+            self._dispatch, "run", module, request.handler, request.phase.value, arguments
         )
         if status:
             return InternalFailure(

@@ -198,6 +198,10 @@ MODULE_CASES = {
         "Object.defineProperty(globalThis, '__keepModuleError', { get() { return 5; } });\n"
         + WORKFLOW
     ),
+    "a non-extensible global": "Object.preventExtensions(globalThis);\n" + WORKFLOW,
+    "a taken promise name": (
+        "Object.defineProperty(globalThis, '__keepModulePromise', { value: 1 });\n" + WORKFLOW
+    ),
     "a plain workflow": WORKFLOW,
 }
 
