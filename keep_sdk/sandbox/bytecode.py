@@ -104,7 +104,7 @@ def _define_global(js_context: int, name: str, value: _Value) -> bool:
     _lib.JS_FreeValue(js_context, global_object)
     if status < 0:
         _lib.JS_FreeValue(js_context, _lib.JS_GetException(js_context))
-    return status == 1
+    return bool(status == 1)
 
 
 def _take_global(context: Any, js_context: int, name: str) -> Any:
