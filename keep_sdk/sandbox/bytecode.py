@@ -196,9 +196,7 @@ class PreludeLoader:
         _lib.JS_FreeValue(js_context, global_object)
         if status < 0:
             raise RuntimeError("the prelude could not be installed")
-        boot = context.get(_GLOBAL_NAME.decode())
-        context.eval(f"delete globalThis.{_GLOBAL_NAME.decode()}")
-        return boot
+        return _take_global(context, js_context, _GLOBAL_NAME.decode())
 
 
 class ModuleLoader:
