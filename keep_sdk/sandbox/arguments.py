@@ -29,6 +29,23 @@ def _validator(schema_text: str) -> Any:
     return validator_class(schema)
 
 
+_BY_OPERATION: dict[int, tuple[OperationManifest, Any]] = {}
+_BY_OPERATION_LIMIT = 256
+
+
+def _validator_of(op: OperationManifest) -> Any:
+    """The validator of `op`'s argument schema, found by the object first (the manifest of
+    a workflow version is one object), by the schema's text otherwise."""
+    kept = _BY_OPERATION.get(id(op))
+    if kept is not None and kept[0] is op:
+        return kept[1]
+    validator = _validator(json.dumps(op.arguments, sort_keys=True))
+    if len(_BY_OPERATION) >= _BY_OPERATION_LIMIT:
+        _BY_OPERATION.clear()
+    _BY_OPERATION[id(op)] = (op, validator)
+    return validator
+
+
 def _path(parts: Any) -> str:
     return ".".join(str(part) for part in parts) or "(value)"
 
@@ -55,7 +72,7 @@ def connector_arguments(
     """
     argument = _one_object(name, args)
     if validate:
-        validator = _validator(json.dumps(op.arguments, sort_keys=True))
+        validator = _validator_of(op)
         problems = [
             f"arguments of ctx.{name}: `{_path(error.absolute_path)}`: {error.message}"
             for error in sorted(validator.iter_errors(argument), key=lambda e: list(e.path))
