@@ -216,11 +216,19 @@ class ModuleLoader:
 
     def bytecode(self, text: str, *, memory_bytes: int, stack_bytes: int) -> bytes | None:
         """The compiled module `text`, or None when it must be evaluated from source."""
-        key = (text, memory_bytes, stack_bytes)
+        found, data = self._kept((text, memory_bytes, stack_bytes))
+        if found:
+            return data
+        return self._compile(text, memory_bytes, stack_bytes)
+
+    def _kept(self, key: tuple[str, int, int]) -> tuple[bool, bytes | None]:
         with self._lock:
-            if key in self._compiled:
-                self._compiled.move_to_end(key)
-                return self._compiled[key]
+            if key not in self._compiled:
+                return False, None
+            self._compiled.move_to_end(key)
+            return True, self._compiled[key]
+
+    def _compile(self, text: str, memory_bytes: int, stack_bytes: int) -> bytes | None:
         context = quickjs.Context()
         context.set_memory_limit(memory_bytes)
         context.set_max_stack_size(stack_bytes)
@@ -229,8 +237,8 @@ class ModuleLoader:
             None if js_context is None else _serialize(js_context, text, _EVAL_MODULE_COMPILE_ONLY)
         )
         with self._lock:
-            self._compiled[key] = data
-            self._compiled.move_to_end(key)
+            self._compiled[(text, memory_bytes, stack_bytes)] = data
+            self._compiled.move_to_end((text, memory_bytes, stack_bytes))
             while len(self._compiled) > self._capacity:
                 self._compiled.popitem(last=False)
         return data
@@ -239,14 +247,17 @@ class ModuleLoader:
         self, context: Any, text: str, enter: Any, *, memory_bytes: int, stack_bytes: int
     ) -> Any:
         """Evaluate module `text` in `context`, whose limits are `memory_bytes` and
-        `stack_bytes`, through `enter`, which calls into the engine under the deadline.
+        `stack_bytes`, through `enter`, which calls into the engine under the deadline
+        (a first compile of `text` goes through it too, so the phase is charged for it).
 
         Returns the module's evaluation promise, or None when the module's own code
         left the global object unable to hand it over (the prelude then reaches the
         module with ``import("<input>")``); raises what evaluating it from source
         would raise.
         """
-        data = self.bytecode(text, memory_bytes=memory_bytes, stack_bytes=stack_bytes)
+        found, data = self._kept((text, memory_bytes, stack_bytes))
+        if not found:
+            data = enter(self._compile, text, memory_bytes, stack_bytes)
         js_context = _js_context(context) if data is not None else None
         if data is None or js_context is None:
             return enter(context.module, text)
