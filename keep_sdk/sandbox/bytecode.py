@@ -9,8 +9,10 @@ engine's C API through ctypes, on the same layout the interrupt guard verifies
 prelude, from this package's own source, once per process; a workflow module,
 from its (marked) source text, once per text and limits, in a throwaway context
 that runs none of it. Bytecode never comes from anywhere else (QuickJS does not
-verify bytecode). Any mismatch or failure disables the fast path and the text is
-evaluated from source instead, which reports its errors as before.
+verify bytecode). The prelude's bytecode omits function source text; a module's
+keeps it, so its functions' ``toString`` reads as when it is evaluated from source.
+Any mismatch or failure disables the fast path and the text is evaluated from
+source instead, which reports its errors as before.
 """
 
 from __future__ import annotations
@@ -132,7 +134,7 @@ def _js_context(context: Any) -> int | None:
     return js_context
 
 
-def _serialize(js_context: int, text: str, flags: int) -> bytes | None:
+def _serialize(js_context: int, text: str, flags: int, write_flags: int) -> bytes | None:
     """`text` compiled (not run) in `js_context` and written as bytecode, or None."""
     source = text.encode()
     function = _lib.JS_Eval(js_context, source, len(source), b"<input>", flags)
@@ -140,9 +142,7 @@ def _serialize(js_context: int, text: str, flags: int) -> bytes | None:
         _lib.JS_FreeValue(js_context, _lib.JS_GetException(js_context))
         return None
     size = ctypes.c_size_t(0)
-    pointer = _lib.JS_WriteObject(
-        js_context, ctypes.byref(size), function, _WRITE_BYTECODE | _WRITE_STRIP_SOURCE
-    )
+    pointer = _lib.JS_WriteObject(js_context, ctypes.byref(size), function, write_flags)
     _lib.JS_FreeValue(js_context, function)
     if not pointer:
         return None
@@ -165,7 +165,12 @@ class PreludeLoader:
         js_context = _js_context(context)
         if js_context is None:
             return None
-        return _serialize(js_context, self._source, _EVAL_GLOBAL_COMPILE_ONLY)
+        return _serialize(
+            js_context,
+            self._source,
+            _EVAL_GLOBAL_COMPILE_ONLY,
+            _WRITE_BYTECODE | _WRITE_STRIP_SOURCE,
+        )
 
     def bytecode(self) -> bytes | None:
         """The compiled prelude, or None when the fast path is unavailable."""
@@ -234,7 +239,9 @@ class ModuleLoader:
         context.set_max_stack_size(stack_bytes)
         js_context = _js_context(context)
         data = (
-            None if js_context is None else _serialize(js_context, text, _EVAL_MODULE_COMPILE_ONLY)
+            None
+            if js_context is None
+            else _serialize(js_context, text, _EVAL_MODULE_COMPILE_ONLY, _WRITE_BYTECODE)
         )
         with self._lock:
             self._compiled[(text, memory_bytes, stack_bytes)] = data

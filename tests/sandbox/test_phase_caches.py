@@ -203,6 +203,11 @@ MODULE_CASES = {
         "Object.defineProperty(globalThis, '__keepModulePromise', { value: 1 });\n" + WORKFLOW
     ),
     "a plain workflow": WORKFLOW,
+    "function source text": (
+        "function helper(a) { return a + 1; }\nclass A { m() { return 1; } }\n"
+        "export default Keep.workflow({ producers: { h: { handler: async () => "
+        "[String(helper), String(A), String(new A().m)] } } });\n"
+    ),
 }
 
 
