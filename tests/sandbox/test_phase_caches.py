@@ -224,10 +224,44 @@ def test_a_compiled_module_ends_exactly_as_the_module_from_source(
     case: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = MODULE_CASES[case]
+    loads: list[object] = []
+    load_bytecode = ModuleLoader._load_bytecode
+
+    def counted(*args: Any) -> Any:
+        loads.append(args)
+        return load_bytecode(*args)
+
+    monkeypatch.setattr(ModuleLoader, "_load_bytecode", staticmethod(counted))
     compiled = run_phase(request(source), RecordingHost())
-    monkeypatch.setattr(ModuleLoader, "bytecode", lambda *_args, **_kwargs: None)
+    marked = setup_for(source, MANIFEST, FAST_POLICY, HandlerPhase.PRODUCER).marked.text
+    compiles = sandbox_engine._module_loader().bytecode(
+        marked,
+        memory_bytes=FAST_LIMITS.memory_bytes,
+        stack_bytes=safe_stack_bytes(FAST_LIMITS.stack_bytes),
+    )
+    assert len(loads) == (0 if compiles is None else 1)
+    monkeypatch.setattr(ModuleLoader, "_kept", lambda _self, _key: (True, None))
     from_source = run_phase(request(source), RecordingHost())
+    assert len(loads) == (0 if compiles is None else 1)
     assert _comparable(compiled) == _comparable(from_source)
+
+
+def test_the_plain_cases_take_the_compiled_path() -> None:
+    for case in (
+        "a plain workflow",
+        "function source text",
+        "a top-level await",
+        "a top-level throw",
+    ):
+        marked = setup_for(
+            MODULE_CASES[case], MANIFEST, FAST_POLICY, HandlerPhase.PRODUCER
+        ).marked.text
+        compiled = sandbox_engine._module_loader().bytecode(
+            marked,
+            memory_bytes=FAST_LIMITS.memory_bytes,
+            stack_bytes=safe_stack_bytes(FAST_LIMITS.stack_bytes),
+        )
+        assert compiled is not None, case
 
 
 def test_a_changed_source_never_runs_the_bytecode_of_the_old_one() -> None:
