@@ -268,17 +268,19 @@ class ModuleLoader:
         js_context = _js_context(context) if data is not None else None
         if data is None or js_context is None:
             return enter(context.module, text)
-        return enter(self._load_bytecode, context, js_context, data)
+        return enter(self._load_bytecode, context, js_context, data, text)
 
     @staticmethod
-    def _load_bytecode(context: Any, js_context: int, data: bytes) -> Any:
+    def _load_bytecode(context: Any, js_context: int, data: bytes, text: str) -> Any:
         module = _lib.JS_ReadObject(js_context, data, len(data), _READ_BYTECODE)
-        if module.tag != _TAG_EXCEPTION:
-            promise = _lib.JS_EvalFunction(js_context, module)
-            if promise.tag != _TAG_EXCEPTION:
-                if not _define_global(js_context, _MODULE_PROMISE, promise):
-                    return None
-                return _take_global(context, js_context, _MODULE_PROMISE)
+        if module.tag == _TAG_EXCEPTION:
+            _lib.JS_FreeValue(js_context, _lib.JS_GetException(js_context))
+            return context.module(text)
+        promise = _lib.JS_EvalFunction(js_context, module)
+        if promise.tag != _TAG_EXCEPTION:
+            if not _define_global(js_context, _MODULE_PROMISE, promise):
+                return None
+            return _take_global(context, js_context, _MODULE_PROMISE)
         error = _lib.JS_GetException(js_context)
         if not _define_global(js_context, _MODULE_ERROR, error):
             raise RuntimeError("the workflow module failed to load")

@@ -223,7 +223,26 @@ def _comparable(result: PhaseResult) -> dict[str, Any]:
 def test_a_compiled_module_ends_exactly_as_the_module_from_source(
     case: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source = MODULE_CASES[case]
+    _compare_paths(MODULE_CASES[case], FAST_POLICY, monkeypatch)
+
+
+@pytest.mark.parametrize("kilobytes", [200, 400, 600, 800])
+@pytest.mark.parametrize("megabytes", [1, 2])
+def test_a_module_near_the_memory_limit_ends_as_from_source(
+    kilobytes: int, megabytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = (
+        f"const big = {'x' * kilobytes * 1024!r};\n"
+        "export default Keep.workflow({ producers: { h: { handler: async () => big.length } } });\n"
+    )
+    limits = FAST_LIMITS.model_copy(update={"memory_bytes": megabytes * 1024 * 1024})
+    _compare_paths(source, HostPolicy(sandbox=limits), monkeypatch)
+
+
+def _compare_paths(source: str, policy: HostPolicy, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The phase ends the same with the module loaded from bytecode (when it compiles)
+    and evaluated from source."""
+    limits = policy.sandbox
     loads: list[object] = []
     load_bytecode = ModuleLoader._load_bytecode
 
@@ -232,16 +251,16 @@ def test_a_compiled_module_ends_exactly_as_the_module_from_source(
         return load_bytecode(*args)
 
     monkeypatch.setattr(ModuleLoader, "_load_bytecode", staticmethod(counted))
-    compiled = run_phase(request(source), RecordingHost())
-    marked = setup_for(source, MANIFEST, FAST_POLICY, HandlerPhase.PRODUCER).marked.text
+    compiled = run_phase(request(source, policy=policy), RecordingHost())
+    marked = setup_for(source, MANIFEST, policy, HandlerPhase.PRODUCER).marked.text
     compiles = sandbox_engine._module_loader().bytecode(
         marked,
-        memory_bytes=FAST_LIMITS.memory_bytes,
-        stack_bytes=safe_stack_bytes(FAST_LIMITS.stack_bytes),
+        memory_bytes=limits.memory_bytes,
+        stack_bytes=safe_stack_bytes(limits.stack_bytes),
     )
     assert len(loads) == (0 if compiles is None else 1)
     monkeypatch.setattr(ModuleLoader, "_kept", lambda _self, _key: (True, None))
-    from_source = run_phase(request(source), RecordingHost())
+    from_source = run_phase(request(source, policy=policy), RecordingHost())
     assert len(loads) == (0 if compiles is None else 1)
     assert _comparable(compiled) == _comparable(from_source)
 
