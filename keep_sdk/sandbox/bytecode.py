@@ -211,7 +211,9 @@ class ModuleLoader:
     limits (what does not compile there is evaluated from source, where the engine
     reports the error) and kept for the `capacity` most recently used (text,
     limits). Loading registers the module under the name ``<input>`` and runs its
-    body exactly as ``Context.module`` does.
+    body exactly as ``Context.module`` does; bytecode the phase's context cannot read
+    back (its memory limit reached while reading) is dropped and the module is
+    evaluated from source, which reports that limit as before.
     """
 
     def __init__(self, capacity: int = MODULE_CAPACITY) -> None:
