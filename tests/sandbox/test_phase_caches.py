@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +25,14 @@ from keep_sdk.sandbox import engine as sandbox_engine
 from keep_sdk.sandbox.bytecode import ModuleLoader
 from keep_sdk.sandbox.setup import SETUP_CAPACITY, setup_for
 from keep_sdk.sandbox.stack import safe_stack_bytes
-from tests.sandbox.helpers import FAST_LIMITS, FAST_POLICY, MANIFEST, RecordingHost, request
+from tests.sandbox.helpers import (
+    FAST_LIMITS,
+    FAST_POLICY,
+    MANIFEST,
+    RecordingHost,
+    request,
+    script_headers,
+)
 
 TARGETS = (
     "globalThis",
@@ -237,6 +245,29 @@ def test_a_module_near_the_memory_limit_ends_as_from_source(
     )
     limits = FAST_LIMITS.model_copy(update={"memory_bytes": megabytes * 1024 * 1024})
     _compare_paths(source, HostPolicy(sandbox=limits), monkeypatch)
+
+
+ADVERSARIAL = [
+    path
+    for path in sorted(Path(__file__).parent.joinpath("adversarial").glob("*.js"))
+    if not any(
+        limit in script_headers(path)["expect"] for limit in ("cpu_time", "wall_time", "jobs")
+    )
+]
+
+
+@pytest.mark.parametrize("path", ADVERSARIAL, ids=[path.stem for path in ADVERSARIAL])
+def test_an_adversarial_script_ends_the_same_compiled_and_from_source(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    phase = script_headers(path)["phase"]
+    source = path.read_text("utf-8")
+    hosts = RecordingHost(), RecordingHost()
+    compiled = run_phase(request(source, phase), hosts[0])
+    monkeypatch.setattr(ModuleLoader, "_kept", lambda _self, _key: (True, None))
+    from_source = run_phase(request(source, phase), hosts[1])
+    assert _comparable(compiled) == _comparable(from_source)
+    assert hosts[0].calls == hosts[1].calls
 
 
 def _compare_paths(source: str, policy: HostPolicy, monkeypatch: pytest.MonkeyPatch) -> None:
