@@ -338,9 +338,7 @@ class PhaseRun:
             self._dispatch, "run", module, request.handler, request.phase.value, arguments
         )
         if status:
-            return InternalFailure(
-                message=f"the sandbox prelude refused to start: {codec.cut(status, 300)}"
-            )
+            return self._start_failure(status)
         while True:
             self._process(self._enter(self._dispatch, "drain"))
             if self._enter(context.execute_pending_job):
@@ -361,6 +359,24 @@ class PhaseRun:
                 message=f"{request.phase.value} of {request.handler!r} never finished: it waits "
                 "for a promise that nothing will settle"
             )
+
+    def _start_failure(self, status: str) -> Outcome:
+        """The outcome of a ``run`` the prelude could not start. What it catches there is
+        the engine running out of a resource the script used up (``error`` alone: not even
+        the description could be built); anything else is the sandbox's own failure."""
+        description: Any = {"value": "null"} if status == "error" else None
+        if status.startswith("error:"):
+            try:
+                description = json.loads(status[len("error:") :])
+            except ValueError:
+                description = None
+        if isinstance(description, dict):
+            outcome = outcome_for_thrown(description, memory_bytes=self._limits.memory_bytes)
+            if isinstance(outcome, LimitFailure):
+                return outcome
+        return InternalFailure(
+            message=f"the sandbox prelude refused to start: {codec.cut(status, 300)}"
+        )
 
     def _handler_values(self) -> list[tuple[str, JsonValue, int]]:
         request, limits = self._request, self._limits
