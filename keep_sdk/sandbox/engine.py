@@ -24,7 +24,7 @@ from keep_sdk.errors import KeepError
 from keep_sdk.model import HandlerPhase
 from keep_sdk.sandbox import codec
 from keep_sdk.sandbox.arguments import connector_arguments, topic_arguments
-from keep_sdk.sandbox.bytecode import PreludeLoader
+from keep_sdk.sandbox.bytecode import ModuleLoader, PreludeLoader
 from keep_sdk.sandbox.capabilities import Capabilities
 from keep_sdk.sandbox.codec import BoundaryError
 from keep_sdk.sandbox.failures import (
@@ -50,13 +50,13 @@ from keep_sdk.sandbox.outcome import (
     PhaseResult,
     Trace,
 )
-from keep_sdk.sandbox.returns import Marked, mark_returns
+from keep_sdk.sandbox.returns import Marked
+from keep_sdk.sandbox.setup import build_setup, config_text, setup_for
 from keep_sdk.sandbox.shadowing import keep_declared_at
 from keep_sdk.sandbox.stack import safe_stack_bytes
 
 __all__ = ["ARGUMENT_ENVELOPE", "PUBLISH_RESERVE", "PhaseRun", "prelude_source", "run_phase"]
 
-_MAX_LINE_CHARS: Final = 8_192
 _STATE_PHASES: Final = (HandlerPhase.PRODUCER, HandlerPhase.NEXT)
 _LINE_ENVELOPE: Final = 16_384
 _PARSE_DEPTH: Final = 512
@@ -92,6 +92,11 @@ def prelude_source() -> str:
 @lru_cache(maxsize=1)
 def _prelude_loader() -> PreludeLoader:
     return PreludeLoader(prelude_source())
+
+
+@lru_cache(maxsize=1)
+def _module_loader() -> ModuleLoader:
+    return ModuleLoader()
 
 
 class _Site:
@@ -160,8 +165,13 @@ class PhaseRun:
         self._request = request
         self._host = host
         self._limits = request.policy.sandbox
-        self._allowed = Capabilities.for_phase(request.manifest, request.phase, request.policy)
-        self._exposed = exposed or self._allowed
+        if exposed is None:
+            self._setup = setup_for(request.source, request.manifest, request.policy, request.phase)
+        else:
+            self._setup = build_setup(
+                request.source, request.manifest, request.policy, request.phase, exposed=exposed
+            )
+        self._allowed = self._setup.allowed
         self._console: list[ConsoleLine] = []
         self._log_bytes = 0
         self._log_budget = max(0, self._limits.max_log_bytes - request.log_bytes_before)
@@ -181,7 +191,7 @@ class PhaseRun:
         self._js_used = 0.0
         self._wall_at = 0.0
         self._mutation: MutationRequested | None = None
-        self._can_mutate = any(map(self._allowed.is_mutation, self._allowed.operations))
+        self._can_mutate = self._setup.can_mutate
         self._guard: InterruptGuard | None = None
         self._dispatch: Any = None
 
@@ -243,30 +253,6 @@ class PhaseRun:
             return outcome
         return outcome.model_copy(update={"column": written})
 
-    def _config(self) -> str:
-        limits = self._limits
-        operations = [
-            {
-                "connector": name.partition(".")[0],
-                "operation": name.partition(".")[2],
-                "mutation": self._exposed.is_mutation(name),
-            }
-            for name in sorted(self._exposed.operations)
-        ]
-        determinism = self._request.determinism
-        return json.dumps(
-            {
-                "operations": operations,
-                "topicOperations": list(self._exposed.topic_operations),
-                "maxCalls": limits.max_host_calls,
-                "maxValueBytes": limits.max_value_bytes,
-                "maxLineChars": min(_MAX_LINE_CHARS, max(limits.max_log_bytes, 1)),
-                "maxLogBytes": self._log_budget,
-                "clock": determinism.clock_ms if determinism else None,
-                "seed": determinism.seed if determinism else 0,
-            }
-        )
-
     def _enter(self, function: Any, *args: Any) -> Any:
         """Call into the engine under the earlier of the phase and the JS-time deadlines."""
         assert self._guard is not None
@@ -313,16 +299,9 @@ class PhaseRun:
         return outcome_for_engine_exception(exc, memory_bytes=self._limits.memory_bytes)
 
     def _drive(self, context: Any) -> Outcome:
-        request = self._request
-        if "\x00" in request.source:
-            return LogicFailure(message="the script contains a NUL character; remove it")
-        try:
-            request.source.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return LogicFailure(
-                message=f"the script contains a lone surrogate at offset {exc.start}; "
-                "it must be valid Unicode text"
-            )
+        request, setup = self._request, self._setup
+        if setup.problem is not None:
+            return LogicFailure(message=setup.problem)
         texts = []
         for root, value, cap in self._handler_values():
             try:
@@ -339,19 +318,27 @@ class PhaseRun:
                     limit=Limit.STATE_SIZE if root == "state" else Limit.VALUE_SIZE,
                 )
         arguments = "[" + ",".join(texts) + "]"
+        stack_bytes = safe_stack_bytes(self._limits.stack_bytes)
         context.set_memory_limit(self._limits.memory_bytes)
-        context.set_max_stack_size(safe_stack_bytes(self._limits.stack_bytes))
+        context.set_max_stack_size(stack_bytes)
         boot = _prelude_loader().load(context, self._enter)
-        self._dispatch = self._enter(boot, self._config())
-        self._marked = mark_returns(request.source)
-        module = self._enter(context.module, self._marked.text)
+        config = config_text(
+            setup.config_head, log_budget=self._log_budget, determinism=request.determinism
+        )
+        self._dispatch = self._enter(boot, config)
+        self._marked = setup.marked
+        module = _module_loader().load(
+            context,
+            self._marked.text,
+            self._enter,
+            memory_bytes=self._limits.memory_bytes,
+            stack_bytes=stack_bytes,
+        )
         status = self._enter(
             self._dispatch, "run", module, request.handler, request.phase.value, arguments
         )
         if status:
-            return InternalFailure(
-                message=f"the sandbox prelude refused to start: {codec.cut(status, 300)}"
-            )
+            return self._start_failure(status)
         while True:
             self._process(self._enter(self._dispatch, "drain"))
             if self._enter(context.execute_pending_job):
@@ -372,6 +359,24 @@ class PhaseRun:
                 message=f"{request.phase.value} of {request.handler!r} never finished: it waits "
                 "for a promise that nothing will settle"
             )
+
+    def _start_failure(self, status: str) -> Outcome:
+        """The outcome of a ``run`` the prelude could not start. What it catches there is
+        the engine running out of a resource the script used up (``error`` alone: not even
+        the description could be built); anything else is the sandbox's own failure."""
+        description: Any = {"value": "null"} if status == "error" else None
+        if status.startswith("error:"):
+            try:
+                description = json.loads(status[len("error:") :])
+            except ValueError:
+                description = None
+        if isinstance(description, dict):
+            outcome = outcome_for_thrown(description, memory_bytes=self._limits.memory_bytes)
+            if isinstance(outcome, LimitFailure):
+                return outcome
+        return InternalFailure(
+            message=f"the sandbox prelude refused to start: {codec.cut(status, 300)}"
+        )
 
     def _handler_values(self) -> list[tuple[str, JsonValue, int]]:
         request, limits = self._request, self._limits
@@ -568,7 +573,7 @@ class PhaseRun:
             )
         finally:
             self._boundary_s += time.perf_counter() - started
-        _finish(Completed(result=value, returned=returned))
+        _finish(Completed.model_construct(result=value, returned=returned))
 
     def _refuse(self, name: str, args: JsonValue, outcome: Outcome, line: int | None) -> NoReturn:
         error = getattr(outcome, "message", outcome.kind)

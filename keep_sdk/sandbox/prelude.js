@@ -643,7 +643,8 @@
         }
         if (op === "run") {
           const argumentList = parse(fourth);
-          apply(then, first, [
+          const evaluated = first === null || first === undefined ? import("<input>") : first;
+          apply(then, evaluated, [
             function () {
               begin(second, third, argumentList);
             },

@@ -158,3 +158,19 @@ def test_a_small_thread_stack_does_not_crash_the_host() -> None:
     finally:
         threading.stack_size(old)
     assert results == ["limit_exceeded"]
+
+
+@pytest.mark.parametrize(
+    "hoard",
+    [
+        "const kept = []; for (;;) kept.push('x'.repeat(1000) + kept.length);",
+        "globalThis.kept = []; for (;;) globalThis.kept.push([kept.length, {}]);",
+    ],
+)
+def test_memory_used_up_by_the_module_body_is_the_memory_limit(hoard: str) -> None:
+    source = (
+        f"{hoard}\n"
+        "export default Keep.workflow({ producers: { h: { handler: async () => 1 } } });\n"
+    )
+    result = run(source)
+    assert _limit(result.outcome) is Limit.MEMORY, result.outcome

@@ -1,0 +1,137 @@
+"""What a phase computes from its workflow version alone, computed once per version.
+
+Every phase of a workflow version starts from the same source text, connector
+manifest, host policy and phase: the capabilities the phase table grants, the
+static part of the prelude's configuration, the source checks and the marked
+source do not change between runs. `setup_for` memoizes them in a bounded,
+least-recently-used table keyed by the identity of the manifest and policy
+objects (the entry keeps both alive, so an identity cannot be reused while it is
+a key) and the source text. Only host-side Python values are kept: nothing here
+is, or refers to, a JS value, and every phase still gets a fresh context.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Final
+
+from keep_sdk.contract.manifest import Manifest
+from keep_sdk.model import HandlerPhase, HostPolicy
+from keep_sdk.sandbox.capabilities import Capabilities
+from keep_sdk.sandbox.outcome import Determinism
+from keep_sdk.sandbox.returns import Marked, mark_returns
+
+__all__ = ["MAX_LINE_CHARS", "SETUP_CAPACITY", "PhaseSetup", "config_text", "setup_for"]
+
+MAX_LINE_CHARS: Final = 8_192
+"""UTF-16 units of one console line the prelude keeps."""
+
+SETUP_CAPACITY: Final = 64
+"""Setups kept (one per workflow version, phase and policy in use)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseSetup:
+    """What one (source, manifest, policy, phase) needs before its context exists.
+
+    `problem` is the message of a source the engine must not be given (a NUL
+    character, a lone surrogate), else None; `marked` is then the source unmarked.
+    """
+
+    allowed: Capabilities
+    can_mutate: bool
+    config_head: str
+    marked: Marked
+    problem: str | None
+
+
+def _source_problem(source: str) -> str | None:
+    if "\x00" in source:
+        return "the script contains a NUL character; remove it"
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return (
+            f"the script contains a lone surrogate at offset {exc.start}; "
+            "it must be valid Unicode text"
+        )
+    return None
+
+
+def _config_head(exposed: Capabilities, policy: HostPolicy) -> str:
+    """The configuration object's JSON without its closing brace and per-run fields."""
+    limits = policy.sandbox
+    operations = [
+        {
+            "connector": name.partition(".")[0],
+            "operation": name.partition(".")[2],
+            "mutation": exposed.is_mutation(name),
+        }
+        for name in sorted(exposed.operations)
+    ]
+    text = json.dumps(
+        {
+            "operations": operations,
+            "topicOperations": list(exposed.topic_operations),
+            "maxCalls": limits.max_host_calls,
+            "maxValueBytes": limits.max_value_bytes,
+            "maxLineChars": min(MAX_LINE_CHARS, max(limits.max_log_bytes, 1)),
+        }
+    )
+    return text[:-1]
+
+
+def config_text(head: str, *, log_budget: int, determinism: Determinism | None) -> str:
+    """The prelude's configuration (JSON) from a setup's `config_head` and the run's fields."""
+    clock = "null" if determinism is None else str(determinism.clock_ms)
+    seed = 0 if determinism is None else determinism.seed
+    return f'{head},"maxLogBytes":{int(log_budget)},"clock":{clock},"seed":{int(seed)}}}'
+
+
+def build_setup(
+    source: str,
+    manifest: Manifest,
+    policy: HostPolicy,
+    phase: HandlerPhase,
+    *,
+    exposed: Capabilities | None = None,
+) -> PhaseSetup:
+    """The setup computed afresh (`setup_for` memoizes it); `exposed` widens the script's
+    ``ctx`` without widening what the host allows."""
+    allowed = Capabilities.for_phase(manifest, phase, policy)
+    problem = _source_problem(source)
+    return PhaseSetup(
+        allowed=allowed,
+        can_mutate=any(map(allowed.is_mutation, allowed.operations)),
+        config_head=_config_head(exposed or allowed, policy),
+        marked=Marked(text=source) if problem else mark_returns(source),
+        problem=problem,
+    )
+
+
+_Key = tuple[int, int, HandlerPhase, str]
+_table: OrderedDict[_Key, tuple[Manifest, HostPolicy, PhaseSetup]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def setup_for(
+    source: str, manifest: Manifest, policy: HostPolicy, phase: HandlerPhase
+) -> PhaseSetup:
+    """The setup of a phase, computed once per (source, manifest object, policy object,
+    phase) while it stays among the `SETUP_CAPACITY` most recently used."""
+    key = (id(manifest), id(policy), phase, source)
+    with _lock:
+        entry = _table.get(key)
+        if entry is not None and entry[0] is manifest and entry[1] is policy:
+            _table.move_to_end(key)
+            return entry[2]
+    setup = build_setup(source, manifest, policy, phase)
+    with _lock:
+        _table[key] = (manifest, policy, setup)
+        _table.move_to_end(key)
+        while len(_table) > SETUP_CAPACITY:
+            _table.popitem(last=False)
+    return setup
