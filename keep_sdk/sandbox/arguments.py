@@ -18,7 +18,6 @@ from pydantic import JsonValue, ValidationError
 from keep_sdk.contract.manifest import OperationManifest
 from keep_sdk.errors import InvalidArguments, LogicError
 from keep_sdk.model import HostPolicy, PublishRequest, explain_validation_error
-from keep_sdk.sandbox.schemas import Accept, compile_accept
 
 __all__ = ["connector_arguments", "topic_arguments"]
 
@@ -30,22 +29,21 @@ def _validator(schema_text: str) -> Any:
     return validator_class(schema)
 
 
-_BY_OPERATION: dict[int, tuple[OperationManifest, Any, Accept | None]] = {}
+_BY_OPERATION: dict[int, tuple[OperationManifest, Any]] = {}
 _BY_OPERATION_LIMIT = 256
 
 
-def _validators_of(op: OperationManifest) -> tuple[Any, Accept | None]:
-    """The `jsonschema` validator of `op`'s argument schema and its fast accepting check,
-    found by the object first (a workflow version's manifest is one object)."""
+def _validator_of(op: OperationManifest) -> Any:
+    """The validator of `op`'s argument schema, found by the object first (the manifest of
+    a workflow version is one object), by the schema's text otherwise."""
     kept = _BY_OPERATION.get(id(op))
     if kept is not None and kept[0] is op:
-        return kept[1], kept[2]
+        return kept[1]
     validator = _validator(json.dumps(op.arguments, sort_keys=True))
-    accept = compile_accept(op.arguments)
     if len(_BY_OPERATION) >= _BY_OPERATION_LIMIT:
         _BY_OPERATION.clear()
-    _BY_OPERATION[id(op)] = (op, validator, accept)
-    return validator, accept
+    _BY_OPERATION[id(op)] = (op, validator)
+    return validator
 
 
 def _path(parts: Any) -> str:
@@ -74,9 +72,7 @@ def connector_arguments(
     """
     argument = _one_object(name, args)
     if validate:
-        validator, accept = _validators_of(op)
-        if accept is not None and accept(argument):
-            return argument
+        validator = _validator_of(op)
         problems = [
             f"arguments of ctx.{name}: `{_path(error.absolute_path)}`: {error.message}"
             for error in sorted(validator.iter_errors(argument), key=lambda e: list(e.path))
