@@ -34,6 +34,7 @@ __all__ = [
     "LEDGER_BY_ID",
     "LEDGER_BY_RUN",
     "PENDING",
+    "PENDING_EVENTS",
     "RESERVED",
     "RESERVED_BY_RUN",
     "RUN_BY_ID",
@@ -140,6 +141,19 @@ WRITE_HANDLER: Update = update(t.handlers).where(
     t.handlers.c.workflow == bindparam("was_workflow"), t.handlers.c.name == bindparam("was_name")
 )
 """Set the columns named in the parameters of one handler."""
+
+
+PENDING_EVENTS = (
+    select(t.events)
+    .where(
+        t.events.c.workflow == bindparam("key_workflow"),
+        t.events.c.topic == bindparam("key_topic"),
+        PENDING,
+    )
+    .order_by(t.events.c.seq)
+    .limit(bindparam("key_limit"))
+)
+"""Up to key_limit pending events of a topic, oldest first, through ``ix_events_pending``."""
 
 
 def pending(workflow: str, topic: str, limit: int) -> Select[Any]:

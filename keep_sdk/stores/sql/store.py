@@ -47,6 +47,7 @@ from keep_sdk.stores.sql import _schema as t
 from keep_sdk.stores.sql import _statements as q
 from keep_sdk.stores.sql._durable import INBOX_CHANNEL
 from keep_sdk.stores.sql._engine import WRITE, create_store_engine, sqlalchemy_url
+from keep_sdk.stores.sql._fast import StatementCache
 from keep_sdk.stores.sql._mark import CommitMark
 from keep_sdk.stores.sql._transaction import SqlTransaction
 
@@ -154,6 +155,7 @@ class SqlStore(TransactionalStore):
         self.accepted: AcceptedRollback | None = None
         self.engine = create_store_engine(url)
         self.dialect = self.engine.dialect.name
+        self._statements = StatementCache(self.engine.dialect)
         database = self.engine.url.database
         self._mark = (
             CommitMark(Path(database).expanduser().absolute())
@@ -198,7 +200,9 @@ class SqlStore(TransactionalStore):
             with self.engine.connect() as conn:
                 conn.execution_options(**{WRITE: write})
                 with conn.begin():
-                    tx = SqlTransaction(conn, dialect=self.dialect, write=write)
+                    tx = SqlTransaction(
+                        conn, dialect=self.dialect, write=write, statements=self._statements
+                    )
                     yield tx
         except IntegrityError as exc:
             raise _translate(exc) from None
