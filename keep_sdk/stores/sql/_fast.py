@@ -36,7 +36,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, CursorResult, Dialect, Insert, Select, Update
 from sqlalchemy.sql.compiler import SQLCompiler
 
-__all__ = ["FastConnection", "FastResult", "Statement", "StatementCache"]
+__all__ = ["FastConnection", "FastResult", "Statement", "StatementCache", "run_driver_sql"]
 
 _Processor = Callable[[Any], Any] | None
 Statement = Select[Any] | Insert | Update
@@ -48,7 +48,11 @@ class _Plan:
     """A statement compiled for one dialect and one set of parameter names."""
 
     sql: str
-    binds: tuple[tuple[str, _Processor], ...]
+    binds: tuple[tuple[str | None, _Processor, Any], ...]
+    """In the statement's order: (parameter name, its processor, None), or (None, None,
+    the processed value) for a bind parameter the statement fixes (SQLite's ``OFFSET 0``)."""
+    names: tuple[str, ...]
+    """The bind names in that order (the keys of a ``pyformat`` dialect's parameters)."""
     positional: bool
     row: type[tuple[Any, ...]] | None
     results: tuple[_Processor, ...]
@@ -112,9 +116,18 @@ class StatementCache:
         row, results = self._result_shape(compiled)
         if compiled._result_columns and row is None:
             return None
+        binds: list[tuple[str | None, _Processor, Any]] = []
+        for name in order:
+            process = cast(_Processor, processors.get(name))
+            if name in names:
+                binds.append((name, process, None))
+            else:
+                value = compiled.binds[name].value
+                binds.append((None, None, value if process is None else process(value)))
         return _Plan(
             sql=compiled.string,
-            binds=tuple((name, cast(_Processor, processors.get(name))) for name in order),
+            binds=tuple(binds),
+            names=tuple(order),
             positional=bool(compiled.positional),
             row=row,
             results=results,
@@ -145,7 +158,8 @@ def _needs_sqlalchemy(compiled: SQLCompiler, names: tuple[str, ...]) -> bool:
         or compiled.post_compile_params
         or compiled.escaped_bind_names
         or any(b.expanding or b.callable is not None for b in compiled.binds.values())
-        or set(compiled.bind_names.values()) != set(names)
+        or not set(names) <= set(compiled.bind_names.values())
+        or any(b.required for name, b in compiled.binds.items() if name not in names)
     )
 
 
@@ -196,16 +210,33 @@ class FastConnection:
         return FastResult(_rows(plan, fetched), cursor.rowcount, getattr(cursor, "lastrowid", None))
 
 
+def run_driver_sql(conn: Connection, sql: str) -> None:
+    """Run `sql` (no parameters, no rows: ``BEGIN IMMEDIATE``) on `conn`'s DBAPI cursor, as
+    ``exec_driver_sql`` would: listeners see it, errors are translated the same way."""
+    cursor = conn.connection.cursor()
+    params: tuple[Any, ...] = ()
+    listening = conn._has_events or conn.engine._has_events
+    if listening:
+        for listener in conn.dispatch.before_cursor_execute:
+            sql, params = listener(conn, cursor, sql, params, None, False)
+    try:
+        cursor.execute(sql, params)
+        if listening:
+            conn.dispatch.after_cursor_execute(conn, cursor, sql, params, None, False)
+        cursor.close()
+    except BaseException as exc:
+        wrap = isinstance(exc, conn.dialect.loaded_dbapi.Error)
+        conn._handle_dbapi_exception(exc, sql if wrap else None, params, cursor, None)
+
+
 def _bind(plan: _Plan, params: Mapping[str, Any]) -> Sequence[Any] | dict[str, Any]:
+    values = [
+        fixed if name is None else params[name] if process is None else process(params[name])
+        for name, process, fixed in plan.binds
+    ]
     if plan.positional:
-        return tuple(
-            params[name] if process is None else process(params[name])
-            for name, process in plan.binds
-        )
-    return {
-        name: params[name] if process is None else process(params[name])
-        for name, process in plan.binds
-    }
+        return values
+    return dict(zip(plan.names, values, strict=True))
 
 
 def _rows(plan: _Plan, fetched: list[Any]) -> list[Any]:
