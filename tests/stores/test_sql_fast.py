@@ -145,7 +145,7 @@ def installations(draw: st.DrawFn) -> dict[str, Any]:
             "operation": "appendRow",
             "params": draw(JSON),
             "idempotency_key": draw(TEXT),
-            "status": "in_flight",
+            "status": draw(st.sampled_from(["in_flight", "needs_reconcile"])),
             "result": draw(JSON),
             "error": draw(_maybe(TEXT)),
             "ui_title": draw(_maybe(TEXT)),
@@ -202,6 +202,19 @@ def test_fast_and_sqlalchemy_paths_read_the_same_rows(
                 (q.PENDING_EVENTS, {"key_workflow": "wf", "key_topic": topic, "key_limit": n})
                 for topic in ("a", "b")
                 for n in (1, 5)
+            ),
+            (q.LEASES, {}),
+            (q.CONSUMERS_TO_WAKE, {"key_now": data["workflow"]["created_at"]}),
+            (q.DUE_RECONCILIATIONS, {"key_now": data["entry"]["created_at"]}),
+            (
+                q.runs_where(("workflow",), statuses=2, limited=True, newest_first=True),
+                {"workflow": "wf", "status_0": "active", "status_1": "failed", "limit": 3},
+            ),
+            (
+                q.runs_where(
+                    ("workflow", "handler"), statuses=None, limited=False, newest_first=False
+                ),
+                {"workflow": "wf", "handler": "h"},
             ),
         ]
         for statement, params in lookups:

@@ -7,30 +7,39 @@ bound parameters. Each lookup comes as (plain, ``FOR UPDATE``).
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from sqlalchemy import (
+    ColumnElement,
     Insert,
     Select,
     Update,
     and_,
     bindparam,
+    exists,
     insert,
     literal_column,
+    or_,
     select,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
+from keep_sdk.model import HandlerKind
 from keep_sdk.stores.sql import _schema as t
+from keep_sdk.stores.sql._types import UtcTimestamp
 
 __all__ = [
     "ACTIVE_RUN",
+    "CONSUMERS_TO_WAKE",
+    "DUE_RECONCILIATIONS",
     "EVENTS_BY_MESSAGE_IDS",
     "EVENT_BY_ID",
     "HANDLER_BY_KEY",
     "INSERT_ENTRY",
     "INSERT_RUN",
+    "LEASES",
     "LEDGER_BY_ID",
     "LEDGER_BY_RUN",
     "PENDING",
@@ -45,8 +54,10 @@ __all__ = [
     "WRITE_HANDLER",
     "WRITE_RUN",
     "Lookup",
+    "current",
     "insert_event",
     "pending",
+    "runs_where",
 ]
 
 Lookup = tuple[Select[Any], Select[Any]]
@@ -74,6 +85,7 @@ WRITE_ENTRY: Update = update(t.ledger).where(
 """Set the columns named in the parameters of a ledger entry still as read."""
 
 INSERT_RUN: Insert = insert(t.runs)
+LEASES = select(t.leases).order_by(t.leases.c.workflow)
 INSERT_ENTRY: Insert = insert(t.ledger)
 
 PENDING = t.events.c.status == literal_column("'pending'")
@@ -154,6 +166,74 @@ PENDING_EVENTS = (
     .limit(bindparam("key_limit"))
 )
 """Up to key_limit pending events of a topic, oldest first, through ``ix_events_pending``."""
+
+
+def current(kind: HandlerKind) -> ColumnElement[bool]:
+    """Handlers of `kind` in their workflow's current version, the workflow not paused."""
+    return and_(
+        t.handlers.c.kind == kind.value,
+        exists().where(
+            t.workflows.c.name == t.handlers.c.workflow,
+            t.workflows.c.version == t.handlers.c.version,
+            t.workflows.c.paused.is_(False),
+        ),
+    )
+
+
+_HAS_PENDING = exists().where(
+    t.subscriptions.c.workflow == t.handlers.c.workflow,
+    t.subscriptions.c.handler == t.handlers.c.name,
+    exists().where(
+        t.events.c.workflow == t.subscriptions.c.workflow,
+        t.events.c.topic == t.subscriptions.c.topic,
+        PENDING,
+    ),
+)
+CONSUMERS_TO_WAKE = (
+    select(
+        t.handlers.c.workflow,
+        t.handlers.c.name,
+        t.handlers.c.wake_at,
+        _HAS_PENDING.label("has_pending"),
+    )
+    .where(
+        current(HandlerKind.CONSUMER),
+        or_(_HAS_PENDING, t.handlers.c.wake_at <= bindparam("key_now", type_=UtcTimestamp)),
+    )
+    .order_by(t.handlers.c.workflow, t.handlers.c.name)
+)
+"""Current consumers with a pending event in a subscribed topic or a wakeAt due at key_now."""
+
+DUE_RECONCILIATIONS = (
+    select(t.ledger)
+    .where(
+        t.ledger.c.status == literal_column("'needs_reconcile'"),
+        or_(
+            t.ledger.c.next_reconcile_at.is_(None),
+            t.ledger.c.next_reconcile_at <= bindparam("key_now", type_=UtcTimestamp),
+        ),
+    )
+    .order_by(t.ledger.c.next_reconcile_at, t.ledger.c.seq)
+)
+"""Ledger entries that need reconciling and are due at key_now, soonest first."""
+
+
+@functools.cache
+def runs_where(
+    columns: tuple[str, ...], *, statuses: int | None, limited: bool, newest_first: bool
+) -> Select[Any]:
+    """Runs whose `columns` equal the parameters of the same names, whose status is one of
+    ``status_0`` … (`statuses` of them; None: any), by seq, up to ``limit`` when `limited`.
+
+    One statement per shape, built once, so `FastConnection` runs it.
+    """
+    query = select(t.runs).where(*(t.runs.c[c] == bindparam(c) for c in columns))
+    if statuses is not None:
+        query = query.where(
+            t.runs.c.status.in_([bindparam(f"status_{i}") for i in range(statuses)])
+        )
+    query = query.order_by(t.runs.c.seq.desc() if newest_first else t.runs.c.seq)
+    return query.limit(bindparam("limit")) if limited else query
 
 
 def pending(workflow: str, topic: str, limit: int) -> Select[Any]:

@@ -327,8 +327,7 @@ class SqlTransaction(SqlDurableRows, Transaction):
         return rows.lease(self.conn.execute(query).first())
 
     def leases(self) -> Iterable[Lease]:
-        query = select(t.leases).order_by(t.leases.c.workflow)
-        return [lease for row in self.conn.execute(query) if (lease := rows.lease(row))]
+        return [lease for row in self.fast.execute(q.LEASES) if (lease := rows.lease(row))]
 
     def insert_lease(self, lease: Lease) -> bool:
         inserted = self.conn.execute(
