@@ -103,7 +103,7 @@ def installations(draw: st.DrawFn) -> dict[str, Any]:
         "handler": {
             "workflow": "wf",
             "name": "h",
-            "kind": "consumer",
+            "kind": draw(st.sampled_from(["consumer", "producer"])),
             "version": 1,
             "has_state": draw(st.booleans()),
             "state": draw(JSON),
@@ -199,11 +199,20 @@ def test_fast_and_sqlalchemy_paths_read_the_same_rows(
             *((s, {"key_run": "r1"}) for s in q.RESERVED_BY_RUN),
             *((s, {"key_id": e["id"]}) for e in data["events"] for s in q.EVENT_BY_ID),
             *(
+                (s, {"key_workflow": "wf", "key_topic": topic, **ids})
+                for topic in ("a", "b")
+                for lookup, ids in [
+                    q.events_by_message_ids([e["message_id"] for e in data["events"]])
+                ]
+                for s in lookup
+            ),
+            *(
                 (q.PENDING_EVENTS, {"key_workflow": "wf", "key_topic": topic, "key_limit": n})
                 for topic in ("a", "b")
                 for n in (1, 5)
             ),
             (q.LEASES, {}),
+            (q.DUE_PRODUCERS, {"key_now": data["workflow"]["updated_at"]}),
             (q.CONSUMERS_TO_WAKE, {"key_now": data["workflow"]["created_at"]}),
             (q.DUE_RECONCILIATIONS, {"key_now": data["entry"]["created_at"]}),
             (

@@ -8,6 +8,7 @@ bound parameters. Each lookup comes as (plain, ``FOR UPDATE``).
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -33,6 +34,7 @@ from keep_sdk.stores.sql._types import UtcTimestamp
 __all__ = [
     "ACTIVE_RUN",
     "CONSUMERS_TO_WAKE",
+    "DUE_PRODUCERS",
     "DUE_RECONCILIATIONS",
     "EVENTS_BY_MESSAGE_IDS",
     "EVENT_BY_ID",
@@ -55,6 +57,7 @@ __all__ = [
     "WRITE_RUN",
     "Lookup",
     "current",
+    "events_by_message_ids",
     "insert_event",
     "pending",
     "runs_where",
@@ -180,6 +183,16 @@ def current(kind: HandlerKind) -> ColumnElement[bool]:
     )
 
 
+DUE_PRODUCERS = (
+    select(t.handlers)
+    .where(
+        current(HandlerKind.PRODUCER),
+        t.handlers.c.next_run_at <= bindparam("key_now", type_=UtcTimestamp),
+    )
+    .order_by(t.handlers.c.workflow, t.handlers.c.name)
+)
+"""Current producers of unpaused workflows whose next run is due at key_now."""
+
 _HAS_PENDING = exists().where(
     t.subscriptions.c.workflow == t.handlers.c.workflow,
     t.subscriptions.c.handler == t.handlers.c.name,
@@ -234,6 +247,29 @@ def runs_where(
         )
     query = query.order_by(t.runs.c.seq.desc() if newest_first else t.runs.c.seq)
     return query.limit(bindparam("limit")) if limited else query
+
+
+_MAX_LISTED_IDS = 32
+
+
+@functools.cache
+def _listed_ids(count: int) -> Lookup:
+    return _lookup(
+        select(t.events).where(
+            t.events.c.workflow == bindparam("key_workflow"),
+            t.events.c.topic == bindparam("key_topic"),
+            t.events.c.message_id.in_([bindparam(f"key_id_{i}") for i in range(count)]),
+        )
+    )
+
+
+def events_by_message_ids(ids: Sequence[str]) -> tuple[Lookup, dict[str, Any]]:
+    """The lookup of a topic's events by message id, and the parameters for `ids` beside
+    ``key_workflow`` and ``key_topic``: one statement per number of ids (up to 32, so
+    `FastConnection` runs it), `EVENTS_BY_MESSAGE_IDS` with an expanding list beyond."""
+    if not 0 < len(ids) <= _MAX_LISTED_IDS:
+        return EVENTS_BY_MESSAGE_IDS, {"key_ids": list(ids)}
+    return _listed_ids(len(ids)), {f"key_id_{i}": m for i, m in enumerate(ids)}
 
 
 def pending(workflow: str, topic: str, limit: int) -> Select[Any]:

@@ -143,6 +143,14 @@ class SqlTransaction(SqlDurableRows, Transaction):
         found = self.conn.execute(
             select(t.handlers).where(*conditions).order_by(t.handlers.c.workflow, t.handlers.c.name)
         ).all()
+        return self.with_subscriptions(found)
+
+    def due_producers(self, now: dt.datetime) -> list[HandlerRecord]:
+        """Current producers of unpaused workflows due at `now`, by workflow and name."""
+        return self.with_subscriptions(self.fast.execute(q.DUE_PRODUCERS, {"key_now": now}).all())
+
+    def with_subscriptions(self, found: Sequence[Any]) -> list[HandlerRecord]:
+        """The handler records of ``keep_handlers`` rows, with their subscribed topics."""
         subs: dict[tuple[str, str], list[str]] = {}
         if found:
             names = {r.workflow for r in found}
@@ -200,9 +208,9 @@ class SqlTransaction(SqlDurableRows, Transaction):
         return rows.event(row) if row is not None else None
 
     def events_by_keys(self, workflow: str, topic: str, message_ids: Sequence[str]) -> list[Event]:
-        found = self.conn.execute(
-            self._pick(q.EVENTS_BY_MESSAGE_IDS),
-            {"key_workflow": workflow, "key_topic": topic, "key_ids": list(message_ids)},
+        lookup, ids = q.events_by_message_ids(message_ids)
+        found = self.fast.execute(
+            self._pick(lookup), {"key_workflow": workflow, "key_topic": topic, **ids}
         ).all()
         return [rows.event(r) for r in found]
 

@@ -30,7 +30,6 @@ from keep_sdk.errors import (
 from keep_sdk.model import (
     Event,
     EventStatus,
-    HandlerKind,
     LedgerEntry,
     LedgerStatus,
     RunRecord,
@@ -474,9 +473,7 @@ class SqlStore(TransactionalStore):
     def due_producers(self, now: dt.datetime | None = None) -> list[HandlerRecord]:
         at = now or self._now()
         with self._sql(write=False) as tx:
-            found = tx.handler_records(
-                q.current(HandlerKind.PRODUCER), t.handlers.c.next_run_at <= at
-            )
+            found = tx.due_producers(at)
         return sorted(found, key=lambda h: (h.next_run_at or at, h.workflow, h.name))
 
     def consumers_to_wake(self, now: dt.datetime | None = None) -> list[ConsumerWake]:
