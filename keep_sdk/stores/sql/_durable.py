@@ -22,8 +22,9 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Select,
+    bindparam,
     insert,
-    literal,
+    literal_column,
     select,
     text,
     update,
@@ -32,6 +33,7 @@ from sqlalchemy import (
 from keep_sdk.contract.durable import Attempt, Invocation, Notification
 from keep_sdk.errors import MutationConflict
 from keep_sdk.stores.sql import _schema as t
+from keep_sdk.stores.sql._fast import FastConnection
 
 __all__ = ["INBOX_CHANNEL", "SqlDurableRows"]
 
@@ -61,6 +63,7 @@ class SqlDurableRows:
     """`DurableRows` for `SqlTransaction` (it supplies `conn` and `_lock`)."""
 
     conn: Connection
+    fast: FastConnection
     _lock: bool
 
     def _one(self, query: Select[Any]) -> Any:
@@ -113,22 +116,12 @@ class SqlDurableRows:
         return done.rowcount == 1
 
     def due_invocations(self, now: dt.datetime, limit: int) -> list[Invocation]:
-        query = (
-            select(_I.c.doc)
-            .where(_partial(_I.c.status, "active"), _I.c.next_poll_at <= now)
-            .order_by(_I.c.next_poll_at)
-            .limit(limit)
-        )
-        return [Invocation.model_validate(r.doc) for r in self.conn.execute(query)]
+        found = self.fast.execute(_DUE, {"key_now": now, "key_limit": limit})
+        return [Invocation.model_validate(r.doc) for r in found]
 
     def expired_invocations(self, now: dt.datetime, limit: int) -> list[Invocation]:
-        query = (
-            select(_I.c.doc)
-            .where(_partial(_I.c.status, "active"), _I.c.timeout_at <= now)
-            .order_by(_I.c.timeout_at)
-            .limit(limit)
-        )
-        return [Invocation.model_validate(r.doc) for r in self.conn.execute(query)]
+        found = self.fast.execute(_EXPIRED, {"key_now": now, "key_limit": limit})
+        return [Invocation.model_validate(r.doc) for r in found]
 
     def notification(self, notification_id: str) -> Notification | None:
         row = self._one(select(_N.c.doc).where(_N.c.id == notification_id))
@@ -139,13 +132,8 @@ class SqlDurableRows:
         return [Notification.model_validate(r.doc) for r in self.conn.execute(query)]
 
     def pending_notifications(self, limit: int) -> list[Notification]:
-        query = (
-            select(_N.c.doc)
-            .where(_partial(_N.c.outcome, "pending"))
-            .order_by(_N.c.seq)
-            .limit(limit)
-        )
-        return [Notification.model_validate(r.doc) for r in self.conn.execute(query)]
+        found = self.fast.execute(_PENDING_NOTIFICATIONS, {"key_limit": limit})
+        return [Notification.model_validate(r.doc) for r in found]
 
     def insert_notification(self, notification: Notification) -> None:
         self.conn.execute(
@@ -193,4 +181,27 @@ def _partial(column: Column[str], value: str) -> ColumnElement[bool]:
     predicate of a partial index must be a constant for PostgreSQL to prove a prepared
     statement's generic plan may use the index (psycopg prepares a statement after five
     runs; with a parameter the generic plan is a sequential scan)."""
-    return column == literal(value, literal_execute=True)
+    return column == literal_column(f"'{value}'")
+
+
+_DUE = (
+    select(_I.c.doc)
+    .where(_partial(_I.c.status, "active"), _I.c.next_poll_at <= bindparam("key_now"))
+    .order_by(_I.c.next_poll_at)
+    .limit(bindparam("key_limit"))
+)
+"""Active invocations whose poll is due, soonest first, through ``ix_invocations_poll``."""
+_EXPIRED = (
+    select(_I.c.doc)
+    .where(_partial(_I.c.status, "active"), _I.c.timeout_at <= bindparam("key_now"))
+    .order_by(_I.c.timeout_at)
+    .limit(bindparam("key_limit"))
+)
+"""Active invocations past their timeout, through ``ix_invocations_timeout``."""
+_PENDING_NOTIFICATIONS = (
+    select(_N.c.doc)
+    .where(_partial(_N.c.outcome, "pending"))
+    .order_by(_N.c.seq)
+    .limit(bindparam("key_limit"))
+)
+"""Notifications not yet applied, oldest first, through ``ix_notifications_pending``."""

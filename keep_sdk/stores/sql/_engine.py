@@ -11,6 +11,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from keep_sdk.errors import ConfigurationError
+from keep_sdk.stores.sql._fast import run_driver_sql
 
 __all__ = ["WRITE", "create_store_engine", "sqlalchemy_url"]
 
@@ -70,7 +71,7 @@ def _sqlite_engine(url: URL) -> Engine:
     @event.listens_for(engine, "begin")
     def begin(conn: Any) -> None:
         immediate = conn.get_execution_options().get(WRITE, True)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        run_driver_sql(conn, "BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
 

@@ -7,33 +7,45 @@ bound parameters. Each lookup comes as (plain, ``FOR UPDATE``).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import (
+    ColumnElement,
     Insert,
     Select,
     Update,
     and_,
     bindparam,
+    exists,
     insert,
     literal_column,
+    or_,
     select,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
+from keep_sdk.model import HandlerKind
 from keep_sdk.stores.sql import _schema as t
+from keep_sdk.stores.sql._types import UtcTimestamp
 
 __all__ = [
     "ACTIVE_RUN",
+    "CONSUMERS_TO_WAKE",
+    "DUE_PRODUCERS",
+    "DUE_RECONCILIATIONS",
     "EVENTS_BY_MESSAGE_IDS",
     "EVENT_BY_ID",
     "HANDLER_BY_KEY",
     "INSERT_ENTRY",
     "INSERT_RUN",
+    "LEASES",
     "LEDGER_BY_ID",
     "LEDGER_BY_RUN",
     "PENDING",
+    "PENDING_EVENTS",
     "RESERVED",
     "RESERVED_BY_RUN",
     "RUN_BY_ID",
@@ -44,8 +56,11 @@ __all__ = [
     "WRITE_HANDLER",
     "WRITE_RUN",
     "Lookup",
+    "current",
+    "events_by_message_ids",
     "insert_event",
     "pending",
+    "runs_where",
 ]
 
 Lookup = tuple[Select[Any], Select[Any]]
@@ -73,6 +88,7 @@ WRITE_ENTRY: Update = update(t.ledger).where(
 """Set the columns named in the parameters of a ledger entry still as read."""
 
 INSERT_RUN: Insert = insert(t.runs)
+LEASES = select(t.leases).order_by(t.leases.c.workflow)
 INSERT_ENTRY: Insert = insert(t.ledger)
 
 PENDING = t.events.c.status == literal_column("'pending'")
@@ -140,6 +156,120 @@ WRITE_HANDLER: Update = update(t.handlers).where(
     t.handlers.c.workflow == bindparam("was_workflow"), t.handlers.c.name == bindparam("was_name")
 )
 """Set the columns named in the parameters of one handler."""
+
+
+PENDING_EVENTS = (
+    select(t.events)
+    .where(
+        t.events.c.workflow == bindparam("key_workflow"),
+        t.events.c.topic == bindparam("key_topic"),
+        PENDING,
+    )
+    .order_by(t.events.c.seq)
+    .limit(bindparam("key_limit"))
+)
+"""Up to key_limit pending events of a topic, oldest first, through ``ix_events_pending``."""
+
+
+def current(kind: HandlerKind) -> ColumnElement[bool]:
+    """Handlers of `kind` in their workflow's current version, the workflow not paused."""
+    return and_(
+        t.handlers.c.kind == kind.value,
+        exists().where(
+            t.workflows.c.name == t.handlers.c.workflow,
+            t.workflows.c.version == t.handlers.c.version,
+            t.workflows.c.paused.is_(False),
+        ),
+    )
+
+
+DUE_PRODUCERS = (
+    select(t.handlers)
+    .where(
+        current(HandlerKind.PRODUCER),
+        t.handlers.c.next_run_at <= bindparam("key_now", type_=UtcTimestamp),
+    )
+    .order_by(t.handlers.c.workflow, t.handlers.c.name)
+)
+"""Current producers of unpaused workflows whose next run is due at key_now."""
+
+_HAS_PENDING = exists().where(
+    t.subscriptions.c.workflow == t.handlers.c.workflow,
+    t.subscriptions.c.handler == t.handlers.c.name,
+    exists().where(
+        t.events.c.workflow == t.subscriptions.c.workflow,
+        t.events.c.topic == t.subscriptions.c.topic,
+        PENDING,
+    ),
+)
+CONSUMERS_TO_WAKE = (
+    select(
+        t.handlers.c.workflow,
+        t.handlers.c.name,
+        t.handlers.c.wake_at,
+        _HAS_PENDING.label("has_pending"),
+    )
+    .where(
+        current(HandlerKind.CONSUMER),
+        or_(_HAS_PENDING, t.handlers.c.wake_at <= bindparam("key_now", type_=UtcTimestamp)),
+    )
+    .order_by(t.handlers.c.workflow, t.handlers.c.name)
+)
+"""Current consumers with a pending event in a subscribed topic or a wakeAt due at key_now."""
+
+DUE_RECONCILIATIONS = (
+    select(t.ledger)
+    .where(
+        t.ledger.c.status == literal_column("'needs_reconcile'"),
+        or_(
+            t.ledger.c.next_reconcile_at.is_(None),
+            t.ledger.c.next_reconcile_at <= bindparam("key_now", type_=UtcTimestamp),
+        ),
+    )
+    .order_by(t.ledger.c.next_reconcile_at, t.ledger.c.seq)
+)
+"""Ledger entries that need reconciling and are due at key_now, soonest first."""
+
+
+@functools.cache
+def runs_where(
+    columns: tuple[str, ...], *, statuses: int | None, limited: bool, newest_first: bool
+) -> Select[Any]:
+    """Runs whose `columns` equal the parameters of the same names, whose status is one of
+    ``status_0`` … (`statuses` of them; None: any), by seq, up to ``limit`` when `limited`.
+
+    One statement per shape, built once, so `FastConnection` runs it.
+    """
+    query = select(t.runs).where(*(t.runs.c[c] == bindparam(c) for c in columns))
+    if statuses is not None:
+        query = query.where(
+            t.runs.c.status.in_([bindparam(f"status_{i}") for i in range(statuses)])
+        )
+    query = query.order_by(t.runs.c.seq.desc() if newest_first else t.runs.c.seq)
+    return query.limit(bindparam("limit")) if limited else query
+
+
+_MAX_LISTED_IDS = 32
+
+
+@functools.cache
+def _listed_ids(count: int) -> Lookup:
+    return _lookup(
+        select(t.events).where(
+            t.events.c.workflow == bindparam("key_workflow"),
+            t.events.c.topic == bindparam("key_topic"),
+            t.events.c.message_id.in_([bindparam(f"key_id_{i}") for i in range(count)]),
+        )
+    )
+
+
+def events_by_message_ids(ids: Sequence[str]) -> tuple[Lookup, dict[str, Any]]:
+    """The lookup of a topic's events by message id, and the parameters for `ids` beside
+    ``key_workflow`` and ``key_topic``: one statement per number of ids (up to 32, so
+    `FastConnection` runs it), `EVENTS_BY_MESSAGE_IDS` with an expanding list beyond."""
+    if not 0 < len(ids) <= _MAX_LISTED_IDS:
+        return EVENTS_BY_MESSAGE_IDS, {"key_ids": list(ids)}
+    return _listed_ids(len(ids)), {f"key_id_{i}": m for i, m in enumerate(ids)}
 
 
 def pending(workflow: str, topic: str, limit: int) -> Select[Any]:

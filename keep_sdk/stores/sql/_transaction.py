@@ -29,6 +29,7 @@ from keep_sdk.stores.sql import _rows as rows
 from keep_sdk.stores.sql import _schema as t
 from keep_sdk.stores.sql import _statements as q
 from keep_sdk.stores.sql._durable import SqlDurableRows
+from keep_sdk.stores.sql._fast import FastConnection, StatementCache
 
 __all__ = ["SqlTransaction"]
 
@@ -39,8 +40,17 @@ _HANDLER_COLUMNS = ("kind", "version", "has_state", "state", "wake_at", "next_ru
 class SqlTransaction(SqlDurableRows, Transaction):
     """Rows of the ``keep_*`` tables through `conn`, inside its open transaction."""
 
-    def __init__(self, conn: Connection, *, dialect: str, write: bool) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        *,
+        dialect: str,
+        write: bool,
+        statements: StatementCache | None = None,
+    ) -> None:
         self.conn = conn
+        self.fast = FastConnection(conn, statements or StatementCache(conn.dialect))
+        """The hot constant statements of `_statements`, run on the DBAPI cursor."""
         self.dialect = dialect
         self._lock = write and dialect == "postgresql"
         self.newest_intent: int | None = None
@@ -59,11 +69,11 @@ class SqlTransaction(SqlDurableRows, Transaction):
 
     def workflow(self, name: str, *, lock: bool = False) -> WorkflowRecord | None:
         query = q.WORKFLOW_BY_NAME[1 if lock and self._lock else 0]
-        found = _workflows(self.conn.execute(query, {"key_name": name}).all())
+        found = _workflows(self.fast.execute(query, {"key_name": name}).all())
         return found[0] if found else None
 
     def workflows(self) -> Iterable[WorkflowRecord]:
-        return _workflows(self.conn.execute(q.WORKFLOWS).all())
+        return _workflows(self.fast.execute(q.WORKFLOWS).all())
 
     def insert_workflow(self, record: WorkflowRecord) -> None:
         self.conn.execute(insert(t.workflows).values(**record.model_dump(exclude={"grants"})))
@@ -117,7 +127,7 @@ class SqlTransaction(SqlDurableRows, Transaction):
     # Handlers
 
     def handler(self, workflow: str, name: str) -> HandlerRecord | None:
-        found = self.conn.execute(
+        found = self.fast.execute(
             self._pick(q.HANDLER_BY_KEY), {"key_workflow": workflow, "key_name": name}
         ).all()
         if not found:
@@ -133,6 +143,14 @@ class SqlTransaction(SqlDurableRows, Transaction):
         found = self.conn.execute(
             select(t.handlers).where(*conditions).order_by(t.handlers.c.workflow, t.handlers.c.name)
         ).all()
+        return self.with_subscriptions(found)
+
+    def due_producers(self, now: dt.datetime) -> list[HandlerRecord]:
+        """Current producers of unpaused workflows due at `now`, by workflow and name."""
+        return self.with_subscriptions(self.fast.execute(q.DUE_PRODUCERS, {"key_now": now}).all())
+
+    def with_subscriptions(self, found: Sequence[Any]) -> list[HandlerRecord]:
+        """The handler records of ``keep_handlers`` rows, with their subscribed topics."""
         subs: dict[tuple[str, str], list[str]] = {}
         if found:
             names = {r.workflow for r in found}
@@ -161,7 +179,7 @@ class SqlTransaction(SqlDurableRows, Transaction):
         if "kind" in changed:
             changed["kind"] = after.kind.value
         if changed:
-            self.conn.execute(
+            self.fast.execute(
                 q.WRITE_HANDLER, {"was_workflow": after.workflow, "was_name": after.name, **changed}
             )
         if after.subscribe != before.subscribe:
@@ -186,13 +204,13 @@ class SqlTransaction(SqlDurableRows, Transaction):
     # Events
 
     def event(self, event_id: str) -> Event | None:
-        row = self.conn.execute(self._pick(q.EVENT_BY_ID), {"key_id": event_id}).first()
+        row = self.fast.execute(self._pick(q.EVENT_BY_ID), {"key_id": event_id}).first()
         return rows.event(row) if row is not None else None
 
     def events_by_keys(self, workflow: str, topic: str, message_ids: Sequence[str]) -> list[Event]:
-        found = self.conn.execute(
-            self._pick(q.EVENTS_BY_MESSAGE_IDS),
-            {"key_workflow": workflow, "key_topic": topic, "key_ids": list(message_ids)},
+        lookup, ids = q.events_by_message_ids(message_ids)
+        found = self.fast.execute(
+            self._pick(lookup), {"key_workflow": workflow, "key_topic": topic, **ids}
         ).all()
         return [rows.event(r) for r in found]
 
@@ -201,21 +219,24 @@ class SqlTransaction(SqlDurableRows, Transaction):
         return [rows.event(r) for r in self.conn.execute(query)]
 
     def pending_events(self, workflow: str, topic: str, limit: int) -> list[Event]:
-        return [rows.event(r) for r in self.conn.execute(q.pending(workflow, topic, limit))]
+        found = self.fast.execute(
+            q.PENDING_EVENTS, {"key_workflow": workflow, "key_topic": topic, "key_limit": limit}
+        )
+        return [rows.event(r) for r in found]
 
     def reserved_events(self, run_id: str) -> list[Event]:
-        found = self.conn.execute(self._pick(q.RESERVED_BY_RUN), {"key_run": run_id})
+        found = self.fast.execute(self._pick(q.RESERVED_BY_RUN), {"key_run": run_id})
         return [rows.event(r) for r in found]
 
     def insert_event(self, event: Event) -> bool:
-        inserted = self.conn.execute(q.insert_event(self.dialect), rows.event_values(event)).first()
+        inserted = self.fast.execute(q.insert_event(self.dialect), rows.event_values(event)).first()
         return inserted is not None
 
     def update_event(self, before: Event, after: Event) -> bool:
         values = rows.event_values(after)
         for fixed in ("id", "workflow", "topic", "message_id", "created_by", "created_at"):
             values.pop(fixed)
-        done = self.conn.execute(
+        done = self.fast.execute(
             q.WRITE_EVENT,
             {
                 "was_id": before.id,
@@ -229,18 +250,18 @@ class SqlTransaction(SqlDurableRows, Transaction):
     # Runs
 
     def run(self, run_id: str) -> RunRecord | None:
-        row = self.conn.execute(self._pick(q.RUN_BY_ID), {"key_id": run_id}).first()
+        row = self.fast.execute(self._pick(q.RUN_BY_ID), {"key_id": run_id}).first()
         return rows.run(row) if row is not None else None
 
     def runs(self) -> Iterable[RunRecord]:
         return [rows.run(r) for r in self.conn.execute(select(t.runs).order_by(t.runs.c.seq))]
 
     def active_run(self, workflow: str) -> str | None:
-        found: str | None = self.conn.execute(q.ACTIVE_RUN, {"key_workflow": workflow}).scalar()
+        found: str | None = self.fast.execute(q.ACTIVE_RUN, {"key_workflow": workflow}).scalar()
         return found
 
     def insert_run(self, run: RunRecord) -> None:
-        self.conn.execute(
+        self.fast.execute(
             q.INSERT_RUN,
             {
                 "id": run.id,
@@ -256,7 +277,7 @@ class SqlTransaction(SqlDurableRows, Transaction):
         )
 
     def update_run(self, before: RunRecord, after: RunRecord) -> bool:
-        done = self.conn.execute(
+        done = self.fast.execute(
             q.WRITE_RUN,
             {
                 "was_id": before.id,
@@ -270,11 +291,11 @@ class SqlTransaction(SqlDurableRows, Transaction):
     # The mutation ledger
 
     def ledger_entry(self, ledger_id: str) -> LedgerEntry | None:
-        row = self.conn.execute(self._pick(q.LEDGER_BY_ID), {"key_id": ledger_id}).first()
+        row = self.fast.execute(self._pick(q.LEDGER_BY_ID), {"key_id": ledger_id}).first()
         return rows.ledger_entry(row) if row is not None else None
 
     def ledger_entry_for_run(self, run_id: str) -> LedgerEntry | None:
-        row = self.conn.execute(self._pick(q.LEDGER_BY_RUN), {"key_run": run_id}).first()
+        row = self.fast.execute(self._pick(q.LEDGER_BY_RUN), {"key_run": run_id}).first()
         return rows.ledger_entry(row) if row is not None else None
 
     def ledger_entries(self) -> Iterable[LedgerEntry]:
@@ -282,7 +303,7 @@ class SqlTransaction(SqlDurableRows, Transaction):
         return [rows.ledger_entry(r) for r in self.conn.execute(query)]
 
     def insert_ledger_entry(self, entry: LedgerEntry) -> None:
-        done = self.conn.execute(q.INSERT_ENTRY, rows.entry_values(entry))
+        done = self.fast.execute(q.INSERT_ENTRY, rows.entry_values(entry))
         if self.dialect == "sqlite":
             self.newest_intent = done.lastrowid
 
@@ -290,7 +311,7 @@ class SqlTransaction(SqlDurableRows, Transaction):
         values = rows.entry_values(after)
         for fixed in ("id", "run_id", "workflow", "handler", "created_at"):
             values.pop(fixed)
-        done = self.conn.execute(
+        done = self.fast.execute(
             q.WRITE_ENTRY, {"was_id": before.id, "was_status": before.status.value, **values}
         )
         return done.rowcount == 1
@@ -314,8 +335,7 @@ class SqlTransaction(SqlDurableRows, Transaction):
         return rows.lease(self.conn.execute(query).first())
 
     def leases(self) -> Iterable[Lease]:
-        query = select(t.leases).order_by(t.leases.c.workflow)
-        return [lease for row in self.conn.execute(query) if (lease := rows.lease(row))]
+        return [lease for row in self.fast.execute(q.LEASES) if (lease := rows.lease(row))]
 
     def insert_lease(self, lease: Lease) -> bool:
         inserted = self.conn.execute(

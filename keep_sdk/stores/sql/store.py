@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
-from sqlalchemy import and_, exists, func, insert, literal_column, or_, select, text
+from sqlalchemy import func, insert, literal_column, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 
 from keep_sdk.errors import (
@@ -30,7 +30,6 @@ from keep_sdk.errors import (
 from keep_sdk.model import (
     Event,
     EventStatus,
-    HandlerKind,
     LedgerEntry,
     LedgerStatus,
     RunRecord,
@@ -47,6 +46,7 @@ from keep_sdk.stores.sql import _schema as t
 from keep_sdk.stores.sql import _statements as q
 from keep_sdk.stores.sql._durable import INBOX_CHANNEL
 from keep_sdk.stores.sql._engine import WRITE, create_store_engine, sqlalchemy_url
+from keep_sdk.stores.sql._fast import StatementCache
 from keep_sdk.stores.sql._mark import CommitMark
 from keep_sdk.stores.sql._transaction import SqlTransaction
 
@@ -154,6 +154,7 @@ class SqlStore(TransactionalStore):
         self.accepted: AcceptedRollback | None = None
         self.engine = create_store_engine(url)
         self.dialect = self.engine.dialect.name
+        self._statements = StatementCache(self.engine.dialect)
         database = self.engine.url.database
         self._mark = (
             CommitMark(Path(database).expanduser().absolute())
@@ -198,7 +199,9 @@ class SqlStore(TransactionalStore):
             with self.engine.connect() as conn:
                 conn.execution_options(**{WRITE: write})
                 with conn.begin():
-                    tx = SqlTransaction(conn, dialect=self.dialect, write=write)
+                    tx = SqlTransaction(
+                        conn, dialect=self.dialect, write=write, statements=self._statements
+                    )
                     yield tx
         except IntegrityError as exc:
             raise _translate(exc) from None
@@ -422,20 +425,26 @@ class SqlStore(TransactionalStore):
         retry_of: str | None = None,
         newest_first: bool = False,
     ) -> list[RunRecord]:
-        query = select(t.runs)
-        if workflow is not None:
-            query = query.where(t.runs.c.workflow == workflow)
-        if isinstance(status, RunStatus):
-            query = query.where(t.runs.c.status == status.value)
-        elif status is not None:
-            query = query.where(t.runs.c.status.in_(sorted(s.value for s in status)))
-        if handler is not None:
-            query = query.where(t.runs.c.handler == handler)
-        if retry_of is not None:
-            query = query.where(t.runs.c.retry_of == retry_of)
-        order = t.runs.c.seq.desc() if newest_first else t.runs.c.seq
+        statuses = (
+            [status.value]
+            if isinstance(status, RunStatus)
+            else sorted(s.value for s in status)
+            if status is not None
+            else []
+        )
+        filters = {"workflow": workflow, "handler": handler, "retry_of": retry_of}
+        params: dict[str, Any] = {k: v for k, v in filters.items() if v is not None}
+        params.update({f"status_{i}": value for i, value in enumerate(statuses)})
+        if limit is not None:
+            params["limit"] = limit
+        query = q.runs_where(
+            tuple(k for k in filters if k in params),
+            statuses=len(statuses) if status is not None else None,
+            limited=limit is not None,
+            newest_first=newest_first,
+        )
         with self._sql(write=False) as tx:
-            return [rows.run(r) for r in tx.conn.execute(query.order_by(order).limit(limit))]
+            return [rows.run(r) for r in tx.fast.execute(query, params)]
 
     def list_ledger(
         self,
@@ -455,64 +464,23 @@ class SqlStore(TransactionalStore):
 
     def due_reconciliations(self, now: dt.datetime | None = None) -> list[LedgerEntry]:
         at = now or self._now()
-        query = (
-            select(t.ledger)
-            .where(
-                t.ledger.c.status == literal_column("'needs_reconcile'"),
-                or_(t.ledger.c.next_reconcile_at.is_(None), t.ledger.c.next_reconcile_at <= at),
-            )
-            .order_by(t.ledger.c.next_reconcile_at, t.ledger.c.seq)
-        )
         with self._sql(write=False) as tx:
-            return [rows.ledger_entry(r) for r in tx.conn.execute(query)]
+            found = tx.fast.execute(q.DUE_RECONCILIATIONS, {"key_now": at})
+            return [rows.ledger_entry(r) for r in found]
 
     # Scheduling queries
-
-    def _current(self, kind: HandlerKind) -> Any:
-        return and_(
-            t.handlers.c.kind == kind.value,
-            exists().where(
-                t.workflows.c.name == t.handlers.c.workflow,
-                t.workflows.c.version == t.handlers.c.version,
-                t.workflows.c.paused.is_(False),
-            ),
-        )
 
     def due_producers(self, now: dt.datetime | None = None) -> list[HandlerRecord]:
         at = now or self._now()
         with self._sql(write=False) as tx:
-            found = tx.handler_records(
-                self._current(HandlerKind.PRODUCER), t.handlers.c.next_run_at <= at
-            )
+            found = tx.due_producers(at)
         return sorted(found, key=lambda h: (h.next_run_at or at, h.workflow, h.name))
 
     def consumers_to_wake(self, now: dt.datetime | None = None) -> list[ConsumerWake]:
         at = now or self._now()
-        has_pending = exists().where(
-            t.subscriptions.c.workflow == t.handlers.c.workflow,
-            t.subscriptions.c.handler == t.handlers.c.name,
-            exists().where(
-                t.events.c.workflow == t.subscriptions.c.workflow,
-                t.events.c.topic == t.subscriptions.c.topic,
-                q.PENDING,
-            ),
-        )
-        query = (
-            select(
-                t.handlers.c.workflow,
-                t.handlers.c.name,
-                t.handlers.c.wake_at,
-                has_pending.label("has_pending"),
-            )
-            .where(
-                self._current(HandlerKind.CONSUMER),
-                or_(has_pending, t.handlers.c.wake_at <= at),
-            )
-            .order_by(t.handlers.c.workflow, t.handlers.c.name)
-        )
         wakes = []
         with self._sql(write=False) as tx:
-            for row in tx.conn.execute(query):
+            for row in tx.fast.execute(q.CONSUMERS_TO_WAKE, {"key_now": at}):
                 wake = consumer_wake(
                     row.workflow, row.name, row.wake_at, pending=bool(row.has_pending), now=at
                 )

@@ -1,0 +1,377 @@
+"""The SQL store's fast statement path (`keep_sdk.stores.sql._fast`) is indistinguishable from
+SQLAlchemy's: the same rows and values for the same data, every statement seen by the
+engine's listeners, and the same errors, on SQLite and on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy.exc import IntegrityError, StatementError
+
+from keep_sdk.errors import NotFound
+from keep_sdk.stores import Publication, SqlStore
+from keep_sdk.stores.sql import _schema as t
+from keep_sdk.stores.sql import _statements as q
+from keep_sdk.stores.sql._fast import FastConnection, FastResult, StatementCache
+
+ZONES = st.integers(min_value=-23 * 60 - 59, max_value=23 * 60 + 59).map(
+    lambda minutes: dt.timezone(dt.timedelta(minutes=minutes))
+)
+MOMENTS = st.datetimes(
+    min_value=dt.datetime(1970, 1, 2), max_value=dt.datetime(9998, 12, 30), timezones=ZONES
+)
+TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12
+)
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53), max_value=2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def _maybe(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.none() | strategy
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'keep.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    store = SqlStore(url)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def rolled_back(store: SqlStore) -> Iterator[tuple[sa.Connection, FastConnection]]:
+    """A write transaction on `store` that is rolled back at the end, with its fast path."""
+    with store.engine.connect() as conn, conn.begin() as tx:
+        yield conn, FastConnection(conn, StatementCache(conn.dialect))
+        tx.rollback()
+
+
+@st.composite
+def installations(draw: st.DrawFn) -> dict[str, Any]:
+    """One workflow with grants, a handler with subscriptions, events, a run and its entry."""
+    moment = draw(MOMENTS)
+    topics = draw(st.lists(st.sampled_from(["a", "b", "ü-topic"]), unique=True, max_size=2))
+    events = []
+    for i in range(draw(st.integers(min_value=1, max_value=3))):
+        reserved = draw(st.booleans())
+        events.append(
+            {
+                "id": f"e{i}",
+                "workflow": "wf",
+                "topic": draw(st.sampled_from(["a", "b"])),
+                "message_id": f"m{i}",
+                "title": draw(TEXT),
+                "payload": draw(JSON),
+                "status": "reserved" if reserved else "pending",
+                "reserved_by": "r1" if reserved else None,
+                "created_by": draw(_maybe(TEXT)),
+                "attempt": draw(st.integers(min_value=0, max_value=9)),
+                "created_at": draw(MOMENTS),
+                "updated_at": draw(MOMENTS),
+            }
+        )
+    return {
+        "workflow": {
+            "name": "wf",
+            "version": draw(st.integers(min_value=1, max_value=99)),
+            "paused": draw(st.booleans()),
+            "created_at": moment,
+            "updated_at": draw(MOMENTS),
+        },
+        "grants": [
+            {"workflow": "wf", "permission": p, "granted_at": moment}
+            for p in draw(st.lists(st.sampled_from(["x.read", "y.write"]), unique=True))
+        ],
+        "handler": {
+            "workflow": "wf",
+            "name": "h",
+            "kind": draw(st.sampled_from(["consumer", "producer"])),
+            "version": 1,
+            "has_state": draw(st.booleans()),
+            "state": draw(JSON),
+            "wake_at": draw(_maybe(MOMENTS)),
+            "next_run_at": draw(_maybe(MOMENTS)),
+            "updated_at": moment,
+        },
+        "subscriptions": [{"workflow": "wf", "handler": "h", "topic": topic} for topic in topics],
+        "events": events,
+        "run": {
+            "id": "r1",
+            "workflow": "wf",
+            "workflow_version": 1,
+            "handler": "h",
+            "kind": "consumer",
+            "phase": "prepared",
+            "status": draw(st.sampled_from(["active", "committed", "failed"])),
+            "retry_of": draw(_maybe(TEXT)),
+            "prepare_result": draw(JSON),
+            "mutation_result": draw(JSON),
+            "input_state": draw(JSON),
+            "output_state": draw(JSON),
+            "error": draw(_maybe(TEXT)),
+            "failure": draw(_maybe(st.sampled_from(["code", "transient"]))),
+            "logs": draw(JSON),
+            "created_at": draw(MOMENTS),
+            "updated_at": draw(MOMENTS),
+            "resume_at": draw(_maybe(MOMENTS)),
+            "transient_failures": draw(st.integers(min_value=0, max_value=5)),
+            "waiting_permission": draw(_maybe(TEXT)),
+            "trace": draw(JSON),
+        },
+        "entry": {
+            "id": "l1",
+            "run_id": "r1",
+            "workflow": "wf",
+            "handler": "h",
+            "connector": "sheets",
+            "operation": "appendRow",
+            "params": draw(JSON),
+            "idempotency_key": draw(TEXT),
+            "status": draw(st.sampled_from(["in_flight", "needs_reconcile"])),
+            "result": draw(JSON),
+            "error": draw(_maybe(TEXT)),
+            "ui_title": draw(_maybe(TEXT)),
+            "reconcile_attempts": draw(st.integers(min_value=0, max_value=5)),
+            "next_reconcile_at": draw(_maybe(MOMENTS)),
+            "resolved_by": draw(_maybe(TEXT)),
+            "resolved_at": draw(_maybe(MOMENTS)),
+            "created_at": draw(MOMENTS),
+            "updated_at": draw(MOMENTS),
+        },
+    }
+
+
+def _same(fast: Any, slow: sa.CursorResult[Any]) -> list[Any]:
+    """The rows of both results, asserted equal by position, by name and by Python type."""
+    assert isinstance(fast, FastResult), "the statement did not take the fast path"
+    fast_rows, slow_rows = fast.all(), slow.all()
+    assert [repr(tuple(r)) for r in fast_rows] == [repr(tuple(r)) for r in slow_rows]
+    assert [r._asdict() for r in fast_rows] == [dict(r._mapping) for r in slow_rows]
+    return fast_rows
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=installations())
+def test_fast_and_sqlalchemy_paths_read_the_same_rows(
+    rolled_back: tuple[sa.Connection, FastConnection], data: dict[str, Any]
+) -> None:
+    conn, fast = rolled_back
+    savepoint = conn.begin_nested()
+    try:
+        conn.execute(sa.insert(t.workflows), data["workflow"])
+        if data["grants"]:
+            conn.execute(sa.insert(t.grants), data["grants"])
+        conn.execute(sa.insert(t.handlers), data["handler"])
+        if data["subscriptions"]:
+            conn.execute(sa.insert(t.subscriptions), data["subscriptions"])
+        assert fast.execute(q.INSERT_RUN, data["run"]).rowcount == 1
+        assert fast.execute(q.INSERT_ENTRY, data["entry"]).rowcount == 1
+        for event in data["events"]:
+            assert fast.execute(q.insert_event(conn.dialect.name), event).first() is not None
+        lookups: list[tuple[Any, dict[str, Any]]] = [
+            (q.WORKFLOWS, {}),
+            (q.ACTIVE_RUN, {"key_workflow": "wf"}),
+            *((s, {"key_name": "wf"}) for s in q.WORKFLOW_BY_NAME),
+            *((s, {"key_workflow": "wf", "key_name": "h"}) for s in q.HANDLER_BY_KEY),
+            *((s, {"key_id": "r1"}) for s in q.RUN_BY_ID),
+            *((s, {"key_id": "l1"}) for s in q.LEDGER_BY_ID),
+            *((s, {"key_run": "r1"}) for s in q.LEDGER_BY_RUN),
+            *((s, {"key_run": "r1"}) for s in q.RESERVED_BY_RUN),
+            *((s, {"key_id": e["id"]}) for e in data["events"] for s in q.EVENT_BY_ID),
+            *(
+                (s, {"key_workflow": "wf", "key_topic": topic, **ids})
+                for topic in ("a", "b")
+                for lookup, ids in [
+                    q.events_by_message_ids([e["message_id"] for e in data["events"]])
+                ]
+                for s in lookup
+            ),
+            *(
+                (q.PENDING_EVENTS, {"key_workflow": "wf", "key_topic": topic, "key_limit": n})
+                for topic in ("a", "b")
+                for n in (1, 5)
+            ),
+            (q.LEASES, {}),
+            (q.DUE_PRODUCERS, {"key_now": data["workflow"]["updated_at"]}),
+            (q.CONSUMERS_TO_WAKE, {"key_now": data["workflow"]["created_at"]}),
+            (q.DUE_RECONCILIATIONS, {"key_now": data["entry"]["created_at"]}),
+            (
+                q.runs_where(("workflow",), statuses=2, limited=True, newest_first=True),
+                {"workflow": "wf", "status_0": "active", "status_1": "failed", "limit": 3},
+            ),
+            (
+                q.runs_where(
+                    ("workflow", "handler"), statuses=None, limited=False, newest_first=False
+                ),
+                {"workflow": "wf", "handler": "h"},
+            ),
+        ]
+        for statement, params in lookups:
+            _same(fast.execute(statement, params), conn.execute(statement, params))
+        run = _same(
+            fast.execute(q.RUN_BY_ID[0], {"key_id": "r1"}),
+            conn.execute(q.RUN_BY_ID[0], {"key_id": "r1"}),
+        )
+        assert {k: v for k, v in run[0]._asdict().items() if k != "seq"} == data["run"]
+        entry = fast.execute(q.LEDGER_BY_ID[0], {"key_id": "l1"}).first()
+        assert {k: v for k, v in entry._asdict().items() if k != "seq"} == data["entry"]
+    finally:
+        savepoint.rollback()
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=installations(), changed=st.tuples(JSON, _maybe(MOMENTS), _maybe(TEXT)))
+def test_a_fast_conditional_write_changes_exactly_the_row_still_as_read(
+    rolled_back: tuple[sa.Connection, FastConnection],
+    data: dict[str, Any],
+    changed: tuple[Any, dt.datetime | None, str | None],
+) -> None:
+    conn, fast = rolled_back
+    output, resume_at, error = changed
+    savepoint = conn.begin_nested()
+    try:
+        conn.execute(sa.insert(t.workflows), data["workflow"])
+        conn.execute(sa.insert(t.handlers), data["handler"])
+        conn.execute(sa.insert(t.runs), data["run"])
+        was = {"was_id": "r1", "was_phase": "prepared"}
+        values = {"output_state": output, "resume_at": resume_at, "error": error}
+        stale = fast.execute(q.WRITE_RUN, {**was, "was_status": "paused", **values})
+        assert stale.rowcount == 0
+        done = fast.execute(q.WRITE_RUN, {**was, "was_status": data["run"]["status"], **values})
+        assert done.rowcount == 1
+        row = conn.execute(sa.select(t.runs).where(t.runs.c.id == "r1")).one()
+        assert (row.output_state, row.resume_at, row.error) == (output, resume_at, error)
+        assert row.logs == data["run"]["logs"]
+    finally:
+        savepoint.rollback()
+
+
+def _database_statements(store: SqlStore) -> tuple[list[str], Any]:
+    """Every statement the SQLite library runs on the store's connections (its own trace)."""
+    ran: list[str] = []
+
+    def trace(dbapi_connection: Any, *_: Any) -> None:
+        dbapi_connection.set_trace_callback(ran.append)
+
+    sa.event.listen(store.engine, "checkout", trace)
+    return ran, trace
+
+
+def test_the_engine_listeners_see_every_statement_the_database_runs(tmp_path: Path) -> None:
+    """Ground truth from SQLite's trace callback: each statement it ran for a publish, a
+    lookup and a page of pending events reached ``before_cursor_execute`` (statement and
+    transaction counts rest on this); COMMIT comes from the driver's commit, counted by the
+    engine's ``commit`` event."""
+    store = SqlStore(f"sqlite:///{tmp_path / 'keep.db'}")
+    try:
+        store.deploy("wf", "source", {}, handlers=[])
+        ran, trace = _database_statements(store)
+        seen: list[str] = []
+        commits: list[None] = []
+        sa.event.listen(store.engine, "before_cursor_execute", lambda c, cur, s, *a: seen.append(s))
+        sa.event.listen(store.engine, "commit", lambda c: commits.append(None))
+        published = store.publish("wf", Publication(topic="t", message_id="m1", title="T"))
+        assert store.get_event(published.event.id) is not None
+        assert len(store.pending_events("wf", "t", limit=5)) == 1
+        with pytest.raises(NotFound):
+            store.get_run("no-such-run")
+        sa.event.remove(store.engine, "checkout", trace)
+        by_driver = [s for s in ran if s not in ("COMMIT", "ROLLBACK")]
+        assert len(seen) >= 8
+        assert len(by_driver) == len(seen)
+        assert [d.split()[:3] for d in by_driver] == [s.split()[:3] for s in seen]
+        assert ran.count("COMMIT") == len(commits)
+    finally:
+        store.close()
+
+
+def test_a_constraint_violation_fails_alike_on_both_paths(
+    rolled_back: tuple[sa.Connection, FastConnection],
+) -> None:
+    conn, fast = rolled_back
+    moment = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    workflow = {"name": "wf", "version": 1, "paused": False, "created_at": moment}
+    conn.execute(sa.insert(t.workflows), {**workflow, "updated_at": moment})
+    run = {
+        "id": "r1",
+        "workflow": "wf",
+        "workflow_version": 1,
+        "handler": "h",
+        "kind": "consumer",
+        "phase": "preparing",
+        "status": "active",
+        "retry_of": None,
+        "prepare_result": None,
+        "mutation_result": None,
+        "input_state": None,
+        "output_state": None,
+        "error": None,
+        "failure": None,
+        "logs": [],
+        "created_at": moment,
+        "updated_at": moment,
+        "resume_at": None,
+        "transient_failures": 0,
+        "waiting_permission": None,
+        "trace": [],
+    }
+    fast.execute(q.INSERT_RUN, run)
+    errors = []
+    for path in (fast.execute, conn.execute):
+        savepoint = conn.begin_nested()
+        with pytest.raises(IntegrityError) as caught:
+            path(q.INSERT_RUN, {**run, "id": "r2"})
+        savepoint.rollback()
+        errors.append(caught.value)
+    fast_error, slow_error = errors
+    assert type(fast_error.orig) is type(slow_error.orig)
+    assert str(fast_error.orig) == str(slow_error.orig)
+    assert fast_error.connection_invalidated is slow_error.connection_invalidated is False
+
+
+def test_a_naive_time_is_refused_alike_on_both_paths(
+    rolled_back: tuple[sa.Connection, FastConnection],
+) -> None:
+    conn, fast = rolled_back
+    params = {"key_id": "r1"}
+    naive = {"was_workflow": "wf", "was_name": "h", "updated_at": dt.datetime(2026, 1, 1)}
+    messages = []
+    for path in (fast.execute, conn.execute):
+        with pytest.raises(StatementError) as caught:
+            path(q.WRITE_HANDLER, naive)
+        assert isinstance(caught.value.orig, ValueError)
+        messages.append(str(caught.value.orig))
+    assert messages[0] == messages[1]
+    assert fast.execute(q.RUN_BY_ID[0], params).first() is None
+
+
+def test_statements_the_fast_path_cannot_run_go_through_sqlalchemy(
+    rolled_back: tuple[sa.Connection, FastConnection],
+) -> None:
+    _, fast = rolled_back
+    expanding = q.EVENTS_BY_MESSAGE_IDS[0]
+    params = {"key_workflow": "wf", "key_topic": "t", "key_ids": ["a", "b"]}
+    assert isinstance(fast.execute(expanding, params), sa.CursorResult)
+    assert isinstance(fast.execute(q.RUN_BY_ID[0], {"key_id": "x"}), FastResult)
