@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keep_sdk.conformance import ManualClock
+from keep_sdk.conformance import ManualClock, PostgresServer
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import FaultKind, Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, RunStatus
@@ -97,9 +97,11 @@ class Installation:
 
 
 @contextmanager
-def installation(folder: Path, workflows: int, *, ticker: bool = False) -> Iterator[Installation]:
+def installation(
+    folder: Path, workflows: int, *, ticker: bool = False, url: str | None = None
+) -> Iterator[Installation]:
     clock = ManualClock()
-    store = open_store(f"sqlite:///{folder / 'keep.db'}", clock=clock)
+    store = open_store(url or f"sqlite:///{folder / 'keep.db'}", clock=clock)
     assert isinstance(store, SqlStore)
     sheets = Sheets(seed={"spreadsheets": {"jobs": {"rows": []}}})
     runtime = Runtime(
@@ -254,8 +256,19 @@ def test_a_long_drain_costs_the_scheduler_a_few_statements_per_run(tmp_path: Pat
     assert per_run[1] >= 3 * per_run[16], per_run
 
 
-def test_a_lost_lease_ends_the_drain_and_the_new_holder_runs_the_rest(tmp_path: Path) -> None:
-    with installation(tmp_path, 1) as world:
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database(request: pytest.FixtureRequest) -> str | None:
+    """None for a SQLite file, or a fresh PostgreSQL database's URL."""
+    if request.param == "sqlite":
+        return None
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.create_database("keep_draining")
+
+
+def test_a_lost_lease_ends_the_drain_and_the_new_holder_runs_the_rest(
+    tmp_path: Path, database: str | None
+) -> None:
+    with installation(tmp_path, 1, url=database) as world:
         for j in range(6):
             world.publish("w0", f"j{j}")
         first = world.scheduler("first", drain_runs=100, drain_s=3600)
