@@ -24,6 +24,7 @@ import datetime as dt
 import time
 from dataclasses import dataclass
 
+from keep_sdk.errors import NotFound
 from keep_sdk.model import HandlerKind, RunRecord, RunStatus
 from keep_sdk.scheduler._tasks import Task, TaskKind
 from keep_sdk.stores import Store
@@ -54,7 +55,10 @@ class Drain:
         or None when the consumer's outcome asks for a plan."""
         if task.kind is not TaskKind.CONSUMER or not _has_more(run):
             return None
-        handler = store.get_handler(run.workflow, run.handler)
+        try:
+            handler = store.get_handler(run.workflow, run.handler)
+        except NotFound:
+            return None
         if handler.version != run.workflow_version:
             return None
         return cls(

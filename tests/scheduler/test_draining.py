@@ -347,3 +347,22 @@ def test_a_workflow_paused_mid_drain_gets_no_further_run(tmp_path: Path) -> None
         assert scheduler.step() is None
         assert world.runs_of("w0") == runs
         assert sum(e.status is EventStatus.PENDING for e in world.store.list_events("w0")) == 4
+
+
+def test_a_new_version_without_the_drained_consumer_ends_the_drain(tmp_path: Path) -> None:
+    with installation(tmp_path, 1) as world:
+        for j in range(4):
+            world.publish("w0", f"j{j}")
+        scheduler = world.scheduler(drain_runs=100, drain_s=3600)
+        plans = Plans(scheduler)
+        assert scheduler.step() is not None
+        world.runtime.deploy(
+            CONSUMER.replace("NAME", "w0").replace("record: Keep.consumer", "keep: Keep.consumer")
+        )
+        renamed = scheduler.step()
+        assert renamed is not None
+        assert renamed.run is not None
+        assert (renamed.task.handler, renamed.run.workflow_version) == ("keep", 2)
+        assert plans.count == 2
+        assert len(scheduler.run_until_idle()) == 2
+        assert [j for _, j in world.recorded()] == [f"j{j}" for j in range(4)]
