@@ -50,9 +50,12 @@ class Drain:
     runs: int = 1
 
     @classmethod
-    def after(cls, store: Store, task: Task, run: RunRecord, now: dt.datetime) -> Drain | None:
-        """The drain that may follow `run` (the first run of a planned consumer task),
-        or None when the consumer's outcome asks for a plan."""
+    def after(
+        cls, store: Store, task: Task, run: RunRecord, planned: dt.datetime, planned_wall: float
+    ) -> Drain | None:
+        """The drain that may follow `run` (the first run of a consumer task planned at
+        `planned`, scheduler clock, and `planned_wall`, `time.monotonic`), or None when the
+        consumer's outcome asks for a plan."""
         if task.kind is not TaskKind.CONSUMER or not _has_more(run):
             return None
         try:
@@ -65,8 +68,8 @@ class Drain:
             task=task,
             topics=tuple(handler.subscribe),
             version=run.workflow_version,
-            started=now,
-            started_wall=time.monotonic(),
+            started=planned,
+            started_wall=planned_wall,
         )
 
     def within_budget(self, now: dt.datetime, *, runs: int, seconds: float) -> bool:

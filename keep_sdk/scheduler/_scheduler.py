@@ -114,7 +114,7 @@ class Scheduler:
         drained = self._drained()
         if drained is not None:
             return drained
-        now = self.clock()
+        now, wall = self.clock(), time.monotonic()
         tasks, leases = self.planner.plan(now)
         share = Share(self.worker, leases, now, is_dead=self._holder_is_dead)
         mine = share.mine(tasks)
@@ -135,7 +135,7 @@ class Scheduler:
             except (StoreConflict, ActionRefused):
                 continue
             if activity.run is not None:
-                self._drain = Drain.after(self.store, task, activity.run, now)
+                self._drain = Drain.after(self.store, task, activity.run, now, wall)
             return activity
         return None
 
