@@ -9,6 +9,7 @@ scheduler.run_forever(stop=event)       # a worker: sleeps until the next due ti
 ```
 """
 
+from keep_sdk.scheduler._drain import DEFAULT_DRAIN_RUNS, DEFAULT_DRAIN_S
 from keep_sdk.scheduler._leases import LeaseKeeper
 from keep_sdk.scheduler._planner import Planner, QuietConsumers, is_superseded
 from keep_sdk.scheduler._scheduler import DEFAULT_LEASE_TTL_S, Scheduler, default_worker_name
@@ -17,6 +18,8 @@ from keep_sdk.scheduler._tasks import Activity, Task, TaskKind
 
 __all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
     "Activity",
+    "DEFAULT_DRAIN_RUNS",
+    "DEFAULT_DRAIN_S",
     "DEFAULT_LEASE_TTL_S",
     "LeaseKeeper",
     "Planner",

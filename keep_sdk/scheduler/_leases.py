@@ -56,7 +56,7 @@ class LeaseKeeper:
         """
         with self._lock:
             held = self._held.get(workflow)
-        if held is not None and held.expires_at - self.clock() > self.ttl / 2:
+        if held is not None and self._fresh(held):
             return held
         lease = self.store.acquire_lease(workflow, self.owner, ttl=self.ttl)
         if lease is None and self._take_over_from_the_dead(workflow):
@@ -67,6 +67,16 @@ class LeaseKeeper:
             else:
                 self._held[workflow] = lease
         return lease
+
+    def fresh(self, workflow: str) -> bool:
+        """Whether this worker holds the workflow's lease with more than half its time left
+        (`claim` would use it without a write). A lease the heartbeat found lost is not held."""
+        with self._lock:
+            held = self._held.get(workflow)
+        return held is not None and self._fresh(held)
+
+    def _fresh(self, lease: Lease) -> bool:
+        return lease.expires_at - self.clock() > self.ttl / 2
 
     def _take_over_from_the_dead(self, workflow: str) -> bool:
         """Release the lease of a holder that is provably dead; whether it was released."""

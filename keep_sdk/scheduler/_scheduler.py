@@ -5,7 +5,9 @@ works on a workflow only while it holds the workflow's lease, so a workflow
 never runs on two workers at once, and when a worker dies its leases expire
 and another worker recovers its active runs and carries on. The workers divide
 the due work (`Share`): none tries a workflow another live worker holds, and
-none holds more than its quota of the workflows with due work.
+none holds more than its quota of the workflows with due work. A consumer with
+a backlog is drained (`Drain`): run again without a new plan while it has
+pending events, its lease is fresh and the budget lasts.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ import uuid
 from collections.abc import Callable
 from contextlib import suppress
 
-from keep_sdk.errors import ActionRefused, InternalError, StoreConflict
+from keep_sdk.errors import ActionRefused, InternalError, NotFound, StoreConflict
 from keep_sdk.model import RunRecord
 from keep_sdk.runtime import Runtime
+from keep_sdk.scheduler._drain import DEFAULT_DRAIN_RUNS, DEFAULT_DRAIN_S, Drain
 from keep_sdk.scheduler._holders import holder_is_dead
 from keep_sdk.scheduler._leases import LeaseKeeper
 from keep_sdk.scheduler._planner import Planner, QuietConsumers
@@ -60,6 +63,9 @@ class Scheduler:
     `clock` defaults to the runtime's clock, so a fake clock moves schedules,
     wakeAt, backoffs and reconciliation together. `lease_ttl_s` bounds how long
     a killed worker's workflows wait before another worker takes them over.
+    `drain_runs` and `drain_s` bound a drain (`Drain`): how many runs of one
+    consumer, and how many seconds, may follow a plan before the planner looks
+    again (``drain_runs=1`` plans before every run).
     """
 
     def __init__(
@@ -69,12 +75,17 @@ class Scheduler:
         worker: str | None = None,
         lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
         clock: Callable[[], dt.datetime] | None = None,
+        drain_runs: int = DEFAULT_DRAIN_RUNS,
+        drain_s: float = DEFAULT_DRAIN_S,
     ) -> None:
         self.runtime = runtime
         self.store = runtime.store
         self.clock = clock or runtime.now
         self.worker = worker or default_worker_name()
         self.lease_ttl_s = lease_ttl_s
+        self.drain_runs = drain_runs
+        self.drain_s = drain_s
+        self._drain: Drain | None = None
         self.leases = LeaseKeeper(
             self.store, self.worker, ttl=dt.timedelta(seconds=lease_ttl_s), clock=self.clock
         )
@@ -97,8 +108,13 @@ class Scheduler:
         Leases of workflows that have no due work are released first, so other
         workers (and a person's actions) can take them, and so are those over this
         worker's quota (`Share`). Workflows another live worker holds are not tried.
+        While the consumer run last is being drained (`Drain`) it runs again without
+        a plan.
         """
-        now = self.clock()
+        drained = self._drained()
+        if drained is not None:
+            return drained
+        now, wall = self.clock(), time.monotonic()
         tasks, leases = self.planner.plan(now)
         share = Share(self.worker, leases, now, is_dead=self._holder_is_dead)
         mine = share.mine(tasks)
@@ -115,10 +131,31 @@ class Scheduler:
                 continue
             holding.add(task.workflow)
             try:
-                return self._perform(task)
+                activity = self._perform(task)
             except (StoreConflict, ActionRefused):
                 continue
+            if activity.run is not None:
+                self._drain = Drain.after(self.store, task, activity.run, now, wall)
+            return activity
         return None
+
+    def _drained(self) -> Activity | None:
+        """The next run of the consumer being drained; None when the drain is over (then
+        the caller plans). Nothing is begun unless the lease is fresh and work is pending."""
+        drain, self._drain = self._drain, None
+        if drain is None:
+            return None
+        if not drain.within_budget(self.clock(), runs=self.drain_runs, seconds=self.drain_s):
+            return None
+        if not self.leases.fresh(drain.task.workflow) or not drain.pending(self.store):
+            return None
+        try:
+            activity = self._perform(drain.task)
+        except (StoreConflict, ActionRefused, NotFound):
+            return None
+        if activity.run is not None and drain.continues_after(activity.run):
+            self._drain = drain
+        return activity
 
     def _holder_is_dead(self, lease: Lease) -> bool:
         """Whether the lease's holder is provably dead (remembered: the dead stay dead)."""

@@ -122,6 +122,12 @@ def _wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> Non
         time.sleep(0.1)
 
 
+def _started(log: Path) -> bool:
+    """Whether the worker writing `log` opened the store (its first line names it): a
+    restart before that tests a worker that never ran, not one living through it."""
+    return log.read_bytes().startswith(b"worker ")
+
+
 def _consumed(store: Store) -> int:
     return sum(
         1 for name in WORKFLOWS for e in store.list_events(name, status=EventStatus.CONSUMED)
@@ -156,6 +162,7 @@ def test_three_postgres_restarts_under_two_workers_lose_and_repeat_nothing(
     logs = [tmp_path / f"w{i}.log" for i in range(2)]
     workers = [_worker(url, doubles, f"w{i}", log) for i, log in enumerate(logs)]
     try:
+        _wait_for(lambda: all(_started(log) for log in logs), 60, "both workers to start")
         chunk = len(rest) // len(RESTARTS)
         for number, mode in enumerate(RESTARTS):
             _wait_for(lambda n=number: _consumed(store) > 20 * (n + 1), 60, "progress")
