@@ -258,7 +258,9 @@ class _Timers:
 
 def breakdown(tmp: Path, events: int) -> tuple[float, dict[str, float]]:
     """Where one in-process consumer run's wall time goes: ms per run by layer."""
-    where = WorkBehind(tmp, history=0, idle=0)
+    folder = tmp / "breakdown"
+    folder.mkdir(exist_ok=True)
+    where = WorkBehind(folder, history=0, idle=0)
     runtime = where.scheduler.runtime
     timers = _Timers()
     timers.wrap(where.scheduler, "step", "step")
