@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -191,3 +192,29 @@ def test_the_address_space_cap_bounds_a_worker_beyond_the_policy() -> None:
             assert result.outcome.limit is Limit.MEMORY
         after = isolation.run(request(producer("return 3;")), RecordingHost())
         assert after.outcome == Completed(result=3)
+
+
+def test_a_retiring_worker_is_replaced_before_it_retires(monkeypatch: pytest.MonkeyPatch) -> None:
+    starts: list[str] = []
+    start = ProcessIsolation._start
+
+    def recorded(self: ProcessIsolation) -> object:
+        starts.append(threading.current_thread().name)
+        return start(self)
+
+    monkeypatch.setattr(ProcessIsolation, "_start", recorded)
+    before = _children()
+    with ProcessIsolation(prestart=1, max_runs=5) as isolation:
+        for _ in range(17):
+            result = isolation.run(
+                request(producer("await ctx.gmail.search({});\nreturn 1;")), RecordingHost()
+            )
+            assert result.outcome == Completed(result=1)
+            time.sleep(0.02)
+            deadline = time.monotonic() + 30
+            while isolation._starting and time.monotonic() < deadline:
+                time.sleep(0.01)
+        assert starts[0] == threading.current_thread().name
+        assert starts[1:] == ["keep-sandbox-spare"] * 3
+        assert len(_children() - before) <= 2
+    assert not (_children() - before)
