@@ -33,33 +33,12 @@ from keep_sdk.runtime import Runtime
 from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import Lease, Publication, SqlStore, utc_now
+from tests.scheduler.workflows import JOBS as SCRIPT
 
 LOADER = KeepPlugins(load_entry_points=False).load_workflow
 
 PRESENCE = "keep-worker:"
 """The presence rows' prefix: a worker taking the first free slot is not a claim on work."""
-
-SCRIPT = """
-export default Keep.workflow({
-  name: "NAME",
-  topics: { "job.queued": {} },
-  consumers: {
-    record: Keep.consumer({
-      subscribe: ["job.queued"],
-      async prepare(ctx, state) {
-        const [job] = await ctx.peek("job.queued", { limit: 1 });
-        if (!job) return { reservations: [], data: {} };
-        return { reservations: [{ topic: "job.queued", ids: [job.messageId] }],
-                 data: { id: job.messageId }, ui: { title: `Record ${job.messageId}` } };
-      },
-      async mutate(ctx, prepared) {
-        await ctx.sheets.appendRow({ spreadsheetId: "jobs", values: ["NAME", prepared.data.id] });
-      },
-      async next(ctx, prepared, result) { return { last: prepared.data.id }; },
-    }),
-  },
-});
-"""
 
 
 class Worker:

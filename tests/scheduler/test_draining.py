@@ -32,30 +32,9 @@ from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.scheduler import Activity, Scheduler, TaskKind
 from keep_sdk.stores import Lease, Publication, SqlStore, open_store
 from tests.runtime.harness import fast_policy
+from tests.scheduler.workflows import JOBS as CONSUMER
 
 LOADER = KeepPlugins(load_entry_points=False).load_workflow
-
-CONSUMER = """
-export default Keep.workflow({
-  name: "NAME",
-  topics: { "job.queued": {} },
-  consumers: {
-    record: Keep.consumer({
-      subscribe: ["job.queued"],
-      async prepare(ctx, state) {
-        const [job] = await ctx.peek("job.queued", { limit: 1 });
-        if (!job) return { reservations: [], data: {} };
-        return { reservations: [{ topic: "job.queued", ids: [job.messageId] }],
-                 data: { id: job.messageId }, ui: { title: `Record ${job.messageId}` } };
-      },
-      async mutate(ctx, prepared) {
-        await ctx.sheets.appendRow({ spreadsheetId: "jobs", values: ["NAME", prepared.data.id] });
-      },
-      async next(ctx, prepared, result) { return { last: prepared.data.id }; },
-    }),
-  },
-});
-"""
 
 TICKER = """
 export default Keep.workflow({
