@@ -38,6 +38,8 @@ from typing import Any
 
 from sqlalchemy import insert, text
 
+from keep_sdk.sandbox import InProcessIsolation
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -79,7 +81,12 @@ inst.close()
 def runtime_for(url: str) -> tuple[Any, Runtime]:
     store = open_store(url)
     plugins = KeepPlugins(load_entry_points=False)
-    runtime = Runtime(store, ConnectorSet([Approvals()]), load_workflow=plugins.load_workflow)
+    runtime = Runtime(
+        store,
+        ConnectorSet([Approvals()]),
+        load_workflow=plugins.load_workflow,
+        isolation=InProcessIsolation(),
+    )
     return store, runtime
 
 

@@ -118,6 +118,7 @@ def deploy(url: str, names: list[str], events: int, doubles: Path | None) -> Non
         store,
         ConnectorSet([Gmail(backing=doubles), sheets, Slack(backing=doubles)]),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
     )
     for name in names:
         runtime.deploy(SCRIPT.replace("NAME", name))

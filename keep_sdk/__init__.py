@@ -4,7 +4,8 @@
 import keep_sdk
 
 report = keep_sdk.validate(source)              # the installed plugins' connectors and rules
-store = keep_sdk.open_store("sqlite:///.keep/keep.db")
+with keep_sdk.Installation.open("sqlite:///.keep/keep.db") as installation:
+    installation.runtime.deploy(source)         # plugins, keep.toml, store, connectors: one root
 ```
 
 Every name but the errors (`keep_sdk.errors`, one small module) is imported on
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from keep_sdk import errors as _errors
 
 if TYPE_CHECKING:
+    from keep_sdk.app import Installation as Installation
     from keep_sdk.errors import *  # noqa: F403
     from keep_sdk.plugins.facade import load_workflow as load_workflow
     from keep_sdk.plugins.facade import open_store as open_store
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
 
 _HOMES: dict[str, str] = {
     "Diagnostic": "keep_sdk.validator",
+    "Installation": "keep_sdk.app",
     "PersonActions": "keep_sdk.runtime",
     "Report": "keep_sdk.validator",
     "Runtime": "keep_sdk.runtime",

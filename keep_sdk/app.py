@@ -13,12 +13,13 @@ unless ``--doubles PATH`` says where.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,10 @@ from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Scheduler, StatusReport, bui
 from keep_sdk.stores import DEFAULT_STORE_URL, Store, store_scheme
 
 __all__ = [
+    "DEFAULT_ISOLATION",
     "ISOLATIONS",
     "Installation",
+    "RuntimeFactory",
     "default_doubles_path",
     "load_seed",
     "open_checked_store",
@@ -53,6 +56,14 @@ __all__ = [
 ISOLATIONS = ("process", "in-process")
 """``process``: each phase in a killable worker process (the default); ``in-process``: faster,
 for trusted scripts and tests."""
+
+DEFAULT_ISOLATION = "process"
+"""The one isolation default, of `Installation.open` and every ``keep`` command: the safe one."""
+
+RuntimeFactory = Callable[..., Runtime]
+"""Builds the runtime of an installation from ``(store, connectors, **options)`` (the
+options `Runtime` takes); the conformance scenarios hold another runtime to the spec
+through it."""
 
 _LEASE_POLL_S = 0.2
 
@@ -101,8 +112,15 @@ def _opening(what: str) -> Iterator[None]:
 def open_checked_store(url: str, *, plugins: KeepPlugins | None = None) -> Store:
     """The store at `url` through `plugins` (default: the installed ones), read once so a
     file that is not a keep store fails here; every failure is one `ConfigurationError`."""
+    return _open_store(url, plugins=plugins)
+
+
+def _open_store(
+    url: str, *, plugins: KeepPlugins | None, clock: Callable[[], dt.datetime] | None = None
+) -> Store:
+    options: dict[str, Any] = {} if clock is None else {"clock": clock}
     with _opening(f"the store {url}"):
-        store = (plugins or default_plugins()).open_store(url)
+        store = (plugins or default_plugins()).open_store(url, **options)
     try:
         with _opening(f"the store {url}"):
             store.list_workflows()
@@ -159,7 +177,9 @@ def load_seed(path: Path) -> dict[str, Any]:
     return data
 
 
-def _isolation(name: str) -> Isolation:
+def _isolation(name: str | Isolation) -> Isolation:
+    if not isinstance(name, str):
+        return name
     if name == "process":
         return ProcessIsolation()
     if name == "in-process":
@@ -169,7 +189,16 @@ def _isolation(name: str) -> Isolation:
 
 @dataclass
 class Installation:
-    """An opened store with its connectors and runtime; close it when done."""
+    """An opened store with its connectors and runtime: the one way keep builds a runtime.
+
+    ``keep run``, ``keep worker``, ``keep test``, replay, repair, the console,
+    `keep_sdk.repair.check` and the conformance scenarios all open one with
+    `Installation.open`, so what is checked is what runs: the same plugins, the
+    same ``keep.toml`` connectors and policy, the same built-in doubles. A test
+    swaps parts through `open`'s documented parameters (`clock`, `doubles`,
+    `store`, `isolation`), never by composing a runtime of its own. Close it when
+    done.
+    """
 
     store_url: str
     store: Store
@@ -178,6 +207,10 @@ class Installation:
     doubles_path: Path | None
     config: KeepConfig
     configured: list[Connector]
+    plugins: KeepPlugins
+    clock: Callable[[], dt.datetime] | None = None
+    runtime_options: dict[str, Any] = field(default_factory=dict)
+    make_runtime: RuntimeFactory | None = None
 
     @classmethod
     def open(
@@ -185,16 +218,22 @@ class Installation:
         store_url: str | None = None,
         *,
         doubles: Path | None = None,
-        isolation: str = "process",
+        isolation: str | Isolation = DEFAULT_ISOLATION,
         policy: HostPolicy | None = None,
         plugins: KeepPlugins | None = None,
         read_only: bool = False,
         must_exist: bool = False,
         config: KeepConfig | None = None,
+        clock: Callable[[], dt.datetime] | None = None,
+        deterministic: bool = False,
+        store: Store | None = None,
+        wrap_connectors: Callable[[ConnectorSet], ConnectorSet] | None = None,
+        make_runtime: RuntimeFactory | None = None,
     ) -> Installation:
         """Open the store at `store_url` (default ``sqlite:///.keep/keep.db``) with the
         connectors, rules, store schemes and observers of `plugins` (default: the
-        installed plugins); built-in doubles are backed by `doubles` (or the default).
+        installed plugins) and the ``keep.toml`` `config`; built-in doubles are backed by
+        `doubles` (or the default).
 
         `must_exist` is for acting on what is there: a SQLite store that does not
         exist is a `ConfigurationError` (no file or folder is created).
@@ -209,47 +248,97 @@ class Installation:
         policy and each ``[workflows.<name>.policy]`` that workflow's (unless
         `policy` is given, which then applies to every workflow), and its
         secrets are masked in every log record from now on.
+
+        What a test may swap, and nothing else:
+
+        - `clock`: the time of the store, the built-in doubles, the runtime and its
+          schedulers (a `keep_sdk.conformance.ManualClock` moves only when told);
+          `deterministic` makes ``Date`` that clock and seeds ``Math.random`` per run.
+        - `doubles`: the SQLite file the built-in doubles share (two processes on one
+          world); in memory when None and the store is not a SQLite file.
+        - `store`: a store the caller opened (it is closed with the installation);
+          `store_url` then only names it.
+        - `isolation`: ``process`` (`DEFAULT_ISOLATION`), ``in-process``, or an
+          `Isolation` instance.
+        - `wrap_connectors`: sees the assembled connectors and returns the set the
+          runtime calls (a harness that interrupts a call at a chosen point).
+        - `make_runtime`: builds the runtime from the same parts (`RuntimeFactory`).
         """
         url = store_url or DEFAULT_STORE_URL
         plugins = plugins or default_plugins()
         config = config if config is not None else read_config(url, plugins=plugins)
         install_log_redaction(config.secrets)
         database = sqlite_path(url)
-        if (read_only or must_exist) and database is not None and not database.is_file():
+        if (
+            store is None
+            and (read_only or must_exist)
+            and database is not None
+            and not database.is_file()
+        ):
             hint = (
                 f"`keep run FILE --store {url}` creates it"
                 if store_url
                 else "`keep run FILE` here creates it, or give --store URL"
             )
             raise ConfigurationError(f"there is no keep store at {database}; {hint}")
-        store = open_checked_store(url, plugins=plugins)
+        if store is None:
+            store = _open_store(url, plugins=plugins, clock=clock)
         try:
             backing = None if read_only else (doubles or default_doubles_path(url))
             options: dict[str, Mapping[str, Any]] = {}
-            if backing is not None:
-                for name, klass in plugins.connectors().items():
-                    if issubclass(klass, ServiceDouble):
-                        options[name] = {"backing": backing}
+            for name, klass in plugins.connectors().items():
+                if issubclass(klass, ServiceDouble):
+                    made: dict[str, Any] = {}
+                    if backing is not None:
+                        made["backing"] = backing
+                    if clock is not None:
+                        made["clock"] = clock
+                    options[name] = made
             with _opening(f"the connectors' data file {backing}"):
                 registered = plugins.connector_set(**options)
             connectors, configured = _with_configured(registered, config)
+            if wrap_connectors is not None:
+                connectors = wrap_connectors(connectors)
         except BaseException:
             store.close()
             raise
-        runtime = Runtime(
-            store,
-            connectors,
-            policy=policy or config.policy,
-            workflow_policies=(
+        runtime_options: dict[str, Any] = {
+            "policy": policy or config.policy,
+            "workflow_policies": (
                 {}
                 if policy is not None
                 else {name: config.policy_for(name) for name in config.workflow_policies}
             ),
-            isolation=_isolation(isolation),
-            load_workflow=plugins.load_workflow,
-            observe=plugins.notify,
+            "isolation": _isolation(isolation),
+            "load_workflow": plugins.load_workflow,
+            "observe": plugins.notify,
+            "deterministic": deterministic,
+        }
+        if clock is not None:
+            runtime_options["now"] = clock
+        runtime = (make_runtime or Runtime)(store, connectors, **runtime_options)
+        return cls(
+            url,
+            store,
+            connectors,
+            runtime,
+            backing,
+            config,
+            configured,
+            plugins,
+            clock,
+            runtime_options,
+            make_runtime,
         )
-        return cls(url, store, connectors, runtime, backing, config, configured)
+
+    def restart(self) -> Runtime:
+        """Abandon the current runtime, as a killed host is abandoned (nothing of it is
+        closed or finished), and build a new one on the same store, connectors and
+        options; it recovers what the old one left active. Returns the new runtime."""
+        self.runtime = (self.make_runtime or Runtime)(
+            self.store, self.connectors, **self.runtime_options
+        )
+        return self.runtime
 
     def reconcilable(self, connector: str, operation: str) -> bool:
         """Whether ``connector.operation`` can reconcile (False for an unknown one)."""
@@ -278,8 +367,9 @@ class Installation:
     def scheduler(
         self, *, worker: str | None = None, lease_ttl_s: float = DEFAULT_LEASE_TTL_S
     ) -> Scheduler:
-        """A scheduler on this installation's runtime; close it to release its leases."""
-        return Scheduler(self.runtime, worker=worker, lease_ttl_s=lease_ttl_s)
+        """A scheduler on this installation's runtime (and clock); close it to release its
+        leases."""
+        return Scheduler(self.runtime, worker=worker, lease_ttl_s=lease_ttl_s, clock=self.clock)
 
     @contextmanager
     def holding(self, workflow: str, *, worker: str, wait_s: float) -> Iterator[None]:
@@ -374,6 +464,12 @@ class Installation:
                 fault.kind, operation=fault.operation, times=fault.times, delay_s=fault.delay_s
             )
         return list(seed.data)
+
+    def __enter__(self) -> Installation:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def close(self) -> None:
         """Stop worker processes and release the store's and connectors' connections."""

@@ -86,3 +86,62 @@ def test_holding_refuses_while_another_worker_holds_the_workflow(
         installation.holding("tiny", worker="cli:1", wait_s=0),
     ):
         pytest.fail("the lease was taken from its holder")
+
+
+_TICKING = """
+export default Keep.workflow({
+  name: "ticking",
+  topics: {},
+  producers: {
+    tick: {
+      schedule: { interval: "1m" },
+      handler: async (ctx, state) => ({ at: new Date().toISOString(), n: (state?.n ?? 0) + 1 }),
+    },
+  },
+});
+"""
+
+
+def test_one_clock_moves_the_store_the_doubles_the_runtime_and_the_scheduler() -> None:
+    from keep_sdk.conformance import ManualClock
+
+    start = dt.datetime(2030, 1, 1, 8, 0, tzinfo=dt.UTC)
+    clock = ManualClock(start)
+    with Installation.open(
+        "memory://", clock=clock, deterministic=True, isolation="in-process"
+    ) as inst:
+        assert inst.runtime.now() == start
+        assert inst.scheduler().clock() == start
+        sheets = inst.connectors["sheets"]
+        assert isinstance(sheets, Sheets) and sheets.clock() == start
+        inst.runtime.deploy(_TICKING)
+        scheduler = inst.scheduler(worker="w")
+        scheduler.run_until_idle()
+        first = inst.store.get_handler("ticking", "tick").state
+        assert first == {"at": "2030-01-01T08:00:00.000Z", "n": 1}
+        scheduler.run_until_idle()
+        assert inst.store.get_handler("ticking", "tick").state == first
+        clock.advance(60)
+        scheduler.run_until_idle()
+        assert inst.store.get_handler("ticking", "tick").state == {
+            "at": "2030-01-01T08:01:00.000Z",
+            "n": 2,
+        }
+
+
+def test_the_default_isolation_is_a_separate_process(tmp_path: Path) -> None:
+    from keep_sdk.app import DEFAULT_ISOLATION
+    from keep_sdk.sandbox import ProcessIsolation
+
+    assert DEFAULT_ISOLATION == "process"
+    with Installation.open(f"sqlite:///{tmp_path / 'keep.db'}") as inst:
+        assert isinstance(inst.runtime.isolation, ProcessIsolation)
+
+
+def test_restart_builds_a_new_runtime_on_the_same_store_and_connectors() -> None:
+    with Installation.open("memory://", isolation="in-process") as inst:
+        old = inst.runtime
+        new = inst.restart()
+        assert new is inst.runtime and new is not old
+        assert new.store is old.store and new.connectors is old.connectors
+        assert new.isolation is old.isolation and new.policy == old.policy

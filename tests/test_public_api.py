@@ -70,6 +70,7 @@ def test_the_root_exports_the_api_and_every_error() -> None:
 
     api = {
         "Diagnostic",
+        "Installation",
         "PersonActions",
         "Report",
         "Runtime",

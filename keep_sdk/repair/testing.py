@@ -37,6 +37,7 @@ from keep_sdk.repair.cases import (
     load_case_file,
 )
 from keep_sdk.runtime import PersonActions, Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import Publication, Store, open_store
 
@@ -147,6 +148,7 @@ class _World:
             load_workflow=plugins.load_workflow,
             now=self.clock,
             deterministic=True,
+            isolation=InProcessIsolation(),
         )
         self.actions = PersonActions(self.runtime)
         self.scheduler = Scheduler(self.runtime, worker=_ACTOR, clock=self.clock)

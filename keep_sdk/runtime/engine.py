@@ -80,7 +80,6 @@ from keep_sdk.runtime.tracing import phase_trace, settle_mutation
 from keep_sdk.sandbox import (
     Completed,
     Determinism,
-    InProcessIsolation,
     Isolation,
     MutationRequested,
     PhaseRequest,
@@ -160,8 +159,9 @@ class Runtime:
     `load_workflow` (validates a script on `deploy`; without it `deploy` is
     refused, runs of deployed versions still work) and `observe` (told of every
     run, ledger and escalation change; ``KeepPlugins.notify`` calls the
-    ``observe`` hooks). `isolation` runs a phase in the sandbox (in this process by default;
-    `keep_sdk.sandbox.ProcessIsolation` survives engine crashes). `now` is the
+    ``observe`` hooks). `isolation` runs a phase in the sandbox; it has no default here, so
+    no runtime is built with a silent choice (`keep_sdk.Installation` defaults to
+    `keep_sdk.sandbox.ProcessIsolation`, which survives engine crashes). `now` is the
     clock; `rng` draws backoff jitter; `deterministic` fixes each phase's
     ``Date`` to `now()` and seeds ``Math.random`` from the run id (replays, tests).
     Every method leaves the store consistent whatever it raises.
@@ -175,7 +175,7 @@ class Runtime:
         load_workflow: WorkflowLoader | None = None,
         observe: Callable[[Observation], None] | None = None,
         policy: HostPolicy | None = None,
-        isolation: Isolation | None = None,
+        isolation: Isolation,
         now: Callable[[], dt.datetime] | None = None,
         rng: random.Random | None = None,
         deterministic: bool = False,
@@ -186,7 +186,7 @@ class Runtime:
         self.load_workflow = load_workflow
         self.policy = policy or HostPolicy()
         self.workflow_policies = dict(workflow_policies or {})
-        self.isolation = isolation or InProcessIsolation()
+        self.isolation = isolation
         self.deterministic = deterministic
         self.manifest = self.connectors.manifest()
         self.now = now or (lambda: dt.datetime.now(dt.UTC))

@@ -17,6 +17,7 @@ from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import Approvals, FaultKind
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import open_store
 
 
@@ -52,6 +53,7 @@ def main(store_url: str, backing: str, point: str) -> None:
         store,
         ConnectorSet([approvals]),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
     )
     runtime.run_consumer("document-request", "requestDocument")
     print("finished without being killed")

@@ -12,6 +12,7 @@ from keep_sdk.connectors.builtin import Approvals, Jobs
 from keep_sdk.model import BackoffPolicy, HostPolicy
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import PersonActions, Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import Publication, Store, SupportsDurable, open_store
 
 T0 = dt.datetime(2026, 11, 22, 9, 0, tzinfo=dt.UTC)
@@ -98,6 +99,7 @@ def make_env(store_url: str, *, backing: Path | None = None, deploy: bool = True
         load_workflow=plugins.load_workflow,
         now=clock,
         deterministic=True,
+        isolation=InProcessIsolation(),
     )
     if deploy:
         runtime.deploy(DOCUMENT_REQUEST)
@@ -175,6 +177,7 @@ def make_jobs_env(store_url: str, *, pending_polls: int = 2) -> JobsEnv:
         load_workflow=plugins.load_workflow,
         now=clock,
         deterministic=True,
+        isolation=InProcessIsolation(),
     )
     runtime.deploy(REPORT_JOB)
     store.grant_permission("report-job", "jobs.submit", actor="test")

@@ -15,6 +15,7 @@ from keep_sdk.errors import InvalidArguments
 from keep_sdk.model import BackoffPolicy, HostPolicy, MutationApplied, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import Publication, SupportsDurable, open_store
 from tests.durable.harness import T0
@@ -63,6 +64,7 @@ class ExecEnv:
             load_workflow=plugins.load_workflow,
             now=self.clock,
             deterministic=True,
+            isolation=InProcessIsolation(),
         )
         self.runtime.deploy(EXEC_WORKFLOW)
         self.store.grant_permission("exec-report", "exec.call", actor="test")

@@ -23,6 +23,7 @@ from keep_sdk.model import OperationKind, RunStatus
 from keep_sdk.plugins import KeepPlugins, hookimpl
 from keep_sdk.runtime import PersonActions, Runtime
 from keep_sdk.runtime.frozen import durable_semantics
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import Publication, Store, SupportsDurable, open_store
 
 T0 = dt.datetime(2026, 11, 22, 9, 0, tzinfo=dt.UTC)
@@ -129,6 +130,7 @@ def _host(store: Store, clock: ManualClock, plugin: type[Connector]) -> Runtime:
         load_workflow=plugins.load_workflow,
         now=clock,
         deterministic=True,
+        isolation=InProcessIsolation(),
     )
 
 

@@ -14,6 +14,7 @@ from keep_sdk.connectors.builtin import BUILTIN_CONNECTORS
 from keep_sdk.model import OperationKind
 from keep_sdk.plugins import KeepPlugins, hookimpl
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import MemoryStore
 from keep_sdk.validator import Analysis, Finding, Rule, RuleMeta, Severity
 
@@ -115,7 +116,12 @@ def test_the_low_level_validator_uses_only_what_it_is_given() -> None:
 def test_deploy_validates_with_the_plugins_rules_and_the_runtimes_connectors() -> None:
     plugins = _plugins(connectors=[Notes], rules=[NO_PRODUCERS])
     connectors = plugins.connector_set()
-    runtime = Runtime(MemoryStore(), connectors, load_workflow=plugins.load_workflow)
+    runtime = Runtime(
+        MemoryStore(),
+        connectors,
+        load_workflow=plugins.load_workflow,
+        isolation=InProcessIsolation(),
+    )
     with pytest.raises(keep_sdk.ScriptRejected) as rejected:
         runtime.deploy(USES_NOTES)
     assert rejected.value.report is not None
@@ -123,7 +129,12 @@ def test_deploy_validates_with_the_plugins_rules_and_the_runtimes_connectors() -
 
     without_rule = _plugins(connectors=[Notes])
     builtins_only = ConnectorSet.from_classes(BUILTIN_CONNECTORS)
-    runtime = Runtime(MemoryStore(), builtins_only, load_workflow=without_rule.load_workflow)
+    runtime = Runtime(
+        MemoryStore(),
+        builtins_only,
+        load_workflow=without_rule.load_workflow,
+        isolation=InProcessIsolation(),
+    )
     with pytest.raises(keep_sdk.ScriptRejected) as rejected:
         runtime.deploy(USES_NOTES)
     assert rejected.value.report is not None
@@ -131,7 +142,7 @@ def test_deploy_validates_with_the_plugins_rules_and_the_runtimes_connectors() -
 
 
 def test_a_runtime_without_a_loader_refuses_to_deploy_and_says_what_to_pass() -> None:
-    runtime = Runtime(MemoryStore(), ConnectorSet([]))
+    runtime = Runtime(MemoryStore(), ConnectorSet([]), isolation=InProcessIsolation())
     with pytest.raises(keep_sdk.ConfigurationError, match="load_workflow="):
         runtime.deploy(USES_NOTES)
 

@@ -18,6 +18,7 @@ from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import FaultKind, Gmail, Sheets, Slack
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import open_store
 
 
@@ -53,6 +54,7 @@ def main(store_url: str, backing: str, point: str) -> None:
         store,
         ConnectorSet([Gmail(backing=backing), sheets, Slack(backing=backing)]),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
     )
     runtime.run_consumer("mail-to-sheet", "appendRow")
     print("finished without being killed")

@@ -13,6 +13,7 @@ from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.model import BackoffPolicy, EventStatus, HostPolicy, SandboxLimits
 from keep_sdk.plugins import KeepPlugins, Observation
 from keep_sdk.runtime import PersonActions, Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import Publication, Store, open_store
 
 T0 = dt.datetime(2026, 11, 22, 9, 0, tzinfo=dt.UTC)
@@ -188,6 +189,7 @@ def make_env(
         observe=plugins.notify,
         now=clock,
         deterministic=True,
+        isolation=InProcessIsolation(),
     )
     runtime.deploy(source)
     for permission in grants:

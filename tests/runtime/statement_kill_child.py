@@ -24,6 +24,7 @@ from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import SqlStore
 
 
@@ -47,6 +48,7 @@ def main(store_url: str, backing: str, n: str, kind: str = "consumer") -> None:
         store,
         ConnectorSet([Gmail(backing=backing), Sheets(backing=backing), Slack(backing=backing)]),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
     )
     if kind == "producer":
         runtime.run_producer("mail-to-sheet", "pollEmail")

@@ -18,6 +18,7 @@ from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, LedgerStatus, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import Publication, open_store
 from tests.runtime.harness import MAIL_TO_SHEET
 
@@ -40,6 +41,7 @@ def _prepare(store_url: str, backing: Path) -> None:
         store,
         ConnectorSet([Gmail(backing=backing), Sheets(backing=backing), Slack(backing=backing)]),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
     )
     runtime.deploy(MAIL_TO_SHEET)
     store.grant_permission("mail-to-sheet", "sheets.write", actor="test")
@@ -86,6 +88,7 @@ def _crash_and_recover(store_url: str, backing: Path, point: str) -> None:
         store,
         ConnectorSet([Gmail(backing=backing), sheets, Slack(backing=backing)]),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
     )
     _settle(runtime)
 

@@ -8,6 +8,7 @@ from keep_sdk.connectors.builtin import FaultKind
 from keep_sdk.errors import ActionRefused
 from keep_sdk.model import EventStatus, FailureKind, LedgerStatus, RunPhase, RunStatus
 from keep_sdk.plugins import Escalated
+from keep_sdk.sandbox import InProcessIsolation
 from tests.runtime.harness import MAIL_TO_SHEET, Env, make_env
 
 SLACK_SOURCE = MAIL_TO_SHEET.replace(
@@ -267,6 +268,7 @@ def test_transient_backoff_grows_across_restarts_and_gives_up_at_the_limit(
             load_workflow=env.runtime.load_workflow,
             observe=env.runtime.observe,
             now=env.clock,
+            isolation=InProcessIsolation(),
         )
         paused = restarted.resume(paused.id)
     assert delays == [1.0, 2.0]

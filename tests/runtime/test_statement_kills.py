@@ -24,6 +24,7 @@ from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, LedgerStatus, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import Store, open_store
 from tests.runtime.harness import MAIL, MAIL_TO_SHEET
 from tests.runtime.test_crash_matrix import _prepare, _settle
@@ -64,6 +65,7 @@ def _runtime(store: Store, backing: Path) -> Runtime:
         store,
         ConnectorSet([Gmail(backing=backing), Sheets(backing=backing), Slack(backing=backing)]),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
     )
 
 

@@ -82,6 +82,7 @@ def setup(folder: Path, jobs: list[int], url: str | None = None) -> tuple[str, P
             ]
         ),
         load_workflow=LOADER,
+        isolation=InProcessIsolation(),
     )
     for w, count in enumerate(jobs):
         runtime.deploy(SCRIPT.replace("NAME", f"w{w}"))

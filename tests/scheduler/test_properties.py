@@ -16,6 +16,7 @@ from keep_sdk.connectors.builtin import FaultKind, Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, LedgerStatus, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import PersonActions, Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import Publication, open_store
 from tests.runtime.harness import MAIL_TO_SHEET, T0, fast_policy
@@ -62,6 +63,7 @@ def test_every_event_is_appended_once_in_order(plan: list[tuple[str, object]]) -
             policy=fast_policy(),
             now=clock,
             deterministic=True,
+            isolation=InProcessIsolation(),
         )
         return Scheduler(runtime, worker="w")
 

@@ -16,6 +16,7 @@ from keep_sdk.errors import InternalError
 from keep_sdk.model import EventStatus, HandlerKind, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.scheduler import LeaseKeeper, Scheduler, TaskKind
 from keep_sdk.stores import Lease, Publication, WorkflowRecord, open_store
 from tests.runtime.harness import MAIL_TO_SHEET, Env, fast_policy, make_env
@@ -159,7 +160,13 @@ def test_a_backoff_survives_a_restart(tmp_path: Path) -> None:
         [Gmail(backing=backing), Sheets(backing=backing), Slack(backing=backing)]
     )
     runtime = Runtime(
-        store, connectors, load_workflow=LOADER, policy=fast_policy(), now=clock, deterministic=True
+        store,
+        connectors,
+        load_workflow=LOADER,
+        policy=fast_policy(),
+        now=clock,
+        deterministic=True,
+        isolation=InProcessIsolation(),
     )
     scheduler = Scheduler(runtime, worker="two")
     assert scheduler.due() == []

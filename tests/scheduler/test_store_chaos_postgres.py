@@ -26,6 +26,7 @@ from keep_sdk.errors import StoreUnavailable
 from keep_sdk.model import EventStatus, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import Publication, Store, open_store
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -150,6 +151,7 @@ def test_three_postgres_restarts_under_two_workers_lose_and_repeat_nothing(
             ]
         ),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
     )
     for name in WORKFLOWS:
         runtime.deploy(BATCH.replace("NAME", name))

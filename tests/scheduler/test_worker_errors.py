@@ -12,6 +12,7 @@ from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import BUILTIN_CONNECTORS
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import MemoryStore
 
@@ -23,6 +24,7 @@ def test_an_error_while_computing_the_next_sleep_does_not_stop_the_worker() -> N
         ConnectorSet.from_classes(BUILTIN_CONNECTORS),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
         now=clock,
+        isolation=InProcessIsolation(),
     )
     worker = Scheduler(runtime, worker="w")
     real = worker.planner.next_due

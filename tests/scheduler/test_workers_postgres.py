@@ -24,6 +24,7 @@ from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import Publication, Store, open_store
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -65,6 +66,7 @@ def _setup(url: str, doubles: Path) -> None:
         store,
         ConnectorSet([Gmail(backing=doubles), sheets, Slack(backing=doubles)]),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
+        isolation=InProcessIsolation(),
     )
     for name in WORKFLOWS:
         runtime.deploy(SLOW_ROWS.replace("NAME", name))

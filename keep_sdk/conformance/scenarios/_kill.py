@@ -34,6 +34,7 @@ from keep_sdk.connectors.builtin import (
 from keep_sdk.model import HostPolicy
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import SupportsFaultInjection, open_store
 
@@ -95,6 +96,7 @@ def main(order: KillOrder) -> int:
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
         now=clock,
         deterministic=True,
+        isolation=InProcessIsolation(),
     )
     Scheduler(runtime, worker=order.worker, lease_ttl_s=60.0).run_until_idle(max_steps=500)
     store.close()

@@ -56,6 +56,7 @@ from keep_sdk.model import (
 )
 from keep_sdk.plugins import KeepPlugins, Observation
 from keep_sdk.runtime import PersonActions, Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import (
     Publication,
@@ -313,6 +314,7 @@ class _World:
             "observe": plugins.notify,
             "now": self.clock,
             "deterministic": True,
+            "isolation": InProcessIsolation(),
         }
         factory = self.make_runtime or Runtime
         runtime = factory(self.store, self.connectors, **options)

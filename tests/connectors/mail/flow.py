@@ -8,6 +8,7 @@ from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.mail import MailSettings, build
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import Publication, Store
 from tests.connectors.mcp.flow import POLICY
 
@@ -62,6 +63,7 @@ def runtime(store: Store, settings: MailSettings) -> Runtime:
         ConnectorSet([build("mail", settings)]),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
         policy=POLICY,
+        isolation=InProcessIsolation(),
     )
 
 
