@@ -113,7 +113,8 @@ def test_one_clock_moves_the_store_the_doubles_the_runtime_and_the_scheduler() -
         assert inst.runtime.now() == start
         assert inst.scheduler().clock() == start
         sheets = inst.connectors["sheets"]
-        assert isinstance(sheets, Sheets) and sheets.clock() == start
+        assert isinstance(sheets, Sheets)
+        assert sheets.clock() == start
         inst.runtime.deploy(_TICKING)
         scheduler = inst.scheduler(worker="w")
         scheduler.run_until_idle()
@@ -142,6 +143,9 @@ def test_restart_builds_a_new_runtime_on_the_same_store_and_connectors() -> None
     with Installation.open("memory://", isolation="in-process") as inst:
         old = inst.runtime
         new = inst.restart()
-        assert new is inst.runtime and new is not old
-        assert new.store is old.store and new.connectors is old.connectors
-        assert new.isolation is old.isolation and new.policy == old.policy
+        assert new is inst.runtime
+        assert new is not old
+        assert new.store is old.store
+        assert new.connectors is old.connectors
+        assert new.isolation is old.isolation
+        assert new.policy == old.policy
