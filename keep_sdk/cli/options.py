@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from keep_sdk.app import ISOLATIONS, Installation, read_config
+from keep_sdk.app import DEFAULT_ISOLATION, ISOLATIONS, Installation, read_config
 from keep_sdk.cli.support import EXIT_USAGE, fail, loaded_plugins
 from keep_sdk.config import KeepConfig
 from keep_sdk.contract.manifest import Manifest
@@ -78,7 +78,7 @@ def isolation_option(func: F) -> F:
     return click.option(
         "--isolation",
         type=click.Choice(ISOLATIONS),
-        default="process",
+        default=DEFAULT_ISOLATION,
         show_default=True,
         help="Run each phase in a killable worker process, or in this process.",
     )(func)
@@ -134,7 +134,7 @@ def opened(
     store_url: str | None,
     *,
     doubles: Path | None = None,
-    isolation: str = "in-process",
+    isolation: str = DEFAULT_ISOLATION,
     read_only: bool = False,
     must_exist: bool = False,
 ) -> Iterator[Installation]:
