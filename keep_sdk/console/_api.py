@@ -33,7 +33,7 @@ from keep_sdk.console._web import (
 )
 from keep_sdk.contract.durable import NotificationOutcome
 from keep_sdk.errors import KeepError
-from keep_sdk.scheduler import StatusReport
+from keep_sdk.status import StatusReport
 
 __all__ = ["API", "openapi_document"]
 

@@ -245,10 +245,17 @@ def test_api_pages_follow_the_cursor_through_every_event(
     assert len(every) > 2
 
 
-def test_status_api_is_the_cli_json(client: httpx.Client, prepared: Prepared) -> None:
+def test_status_api_is_the_cli_json_less_its_commands(
+    client: httpx.Client, prepared: Prepared
+) -> None:
     api = client.get("/api/status", headers=BEARER).json()
-    cli = keep("status", "--store", prepared.url, "--json")
-    assert api == json.loads(cli.out)
+    cli = json.loads(keep("status", "--store", prepared.url, "--json").out)
+    waiting = [item for workflow in cli["workflows"] for item in workflow["waiting"]]
+    spelled = [item.pop("commands") for item in waiting]
+    assert api == cli
+    assert [len(commands) for commands in spelled] == [len(i["remedies"]) for i in waiting]
+    assert {"grant", "resolve"} <= {r["kind"] for i in waiting for r in i["remedies"]}
+    assert all(c.startswith("keep ") for commands in spelled for c in commands)
 
 
 def test_the_openapi_document_names_every_api_route(client: httpx.Client, app: Starlette) -> None:
