@@ -283,3 +283,18 @@ def test_a_run_page_shows_the_calls_of_each_phase(
     assert "Tool traces" in page.text
     for call in calls:
         assert call.operation in page.text
+
+
+def test_a_workflow_page_offers_the_remedies_of_the_status_read_model(
+    client: httpx.Client, prepared: Prepared
+) -> None:
+    signed_in(client)
+    escalated = client.get("/workflows/escalated").text
+    assert f'name="run" value="{prepared.escalated_run}"' in escalated
+    assert "It didn&#39;t happen: make it again" in escalated
+    assert "Skip it" in escalated
+    assert "Ask again whether it happened" not in escalated
+    assert "keep resolve" not in escalated
+    waiting = client.get("/workflows/waiting").text
+    assert "Grant sheets.write" in waiting
+    assert "Skip it" not in waiting
