@@ -38,7 +38,8 @@ from keep_sdk.model import HostPolicy
 from keep_sdk.plugins import KeepPlugins, default_plugins
 from keep_sdk.runtime import NotifyReceipt, PersonActions, Runtime
 from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
-from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Scheduler, StatusReport, build_status
+from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Scheduler
+from keep_sdk.status import StatusReport, build_status
 from keep_sdk.stores import DEFAULT_STORE_URL, Store, store_scheme
 
 __all__ = [
@@ -348,8 +349,9 @@ class Installation:
             return False
 
     def status(self, *, workflow: str | None = None, limit: int = 10) -> StatusReport:
-        """`keep_sdk.scheduler.build_status` of this installation: what came in, what went
-        out, what waits, with complete commands for this store."""
+        """`keep_sdk.status.build_status` of this installation: what came in, what went
+        out, what waits, and what a person can do (``retry`` offered for an escalated
+        mutation only when its connector can reconcile)."""
         return build_status(
             self.store,
             store_url=self.store_url,
