@@ -71,7 +71,6 @@ NOT_YET_USED: dict[tuple[str, str], str] = {
     ("repair", "app"): "keep test and repair.check are to build through Installation (issue 27)",
     ("conformance", "app"): "the scenario runner and kill harness are to build through "
     "Installation (issue 27)",
-    ("__init__", "app"): "keep_sdk.Installation is to be exported at the root (issue 27)",
 }
 """Arrows the architecture draws that no import uses yet, and why they are drawn."""
 
