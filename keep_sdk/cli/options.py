@@ -90,15 +90,18 @@ def json_option(func: F) -> F:
 
 
 def script_manifest(store_url: str | None) -> Manifest:
-    """What scripts may call here: the registered connectors and keep.toml's instances."""
+    """What scripts may call here: the registered connectors and keep.toml's instances (each
+    built to read its manifest, then closed; one that cannot be built raises its
+    `ConfigurationError`)."""
+    from keep_sdk.connectors import ConnectorSet
     from keep_sdk.plugins import default_plugins
 
     found = [c.manifest() for c in default_plugins().connectors().values()]
-    for instance in configuration(store_url).build_connectors():
-        found.append(instance.manifest())
-        close = getattr(instance, "close", None)
-        if callable(close):
-            close()
+    configured = ConnectorSet([], deferred=configuration(store_url).deferred_connectors())
+    try:
+        found += configured.manifest().connectors
+    finally:
+        configured.close()
     return Manifest(connectors=sorted(found, key=lambda c: c.name))
 
 

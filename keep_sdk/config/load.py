@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -102,20 +103,36 @@ class KeepConfig:
         )
 
     def build_connectors(self) -> list[Connector]:
-        """An instance of every configured connector, in name order."""
+        """An instance of every configured connector, in name order; the first that cannot be
+        built closes the ones built before and raises its `ConfigurationError`."""
         built: list[Connector] = []
-        for name in sorted(self.connectors):
+        for build in self.deferred_connectors().values():
             try:
-                built.append(self.connectors[name].build())
-            except ImportError as exc:
+                built.append(build())
+            except BaseException:
                 for connector in built:
                     getattr(connector, "close", lambda: None)()
-                raise ConfigurationError(
-                    f"{self.path}: connectors.{name} (type "
-                    f"{self.connectors[name].type.name!r}) needs a package that is not "
-                    f"installed ({exc.name}); install keep-sdk[{self.connectors[name].type.name}]"
-                ) from None
+                raise
         return built
+
+    def deferred_connectors(self) -> dict[str, Callable[[], Connector]]:
+        """A builder of every configured connector, in name order; nothing is built here.
+
+        Calling one builds its instance (an MCP server is started or connected to)
+        and raises a `ConfigurationError` naming the connector when it cannot: a
+        package that is not installed, a server that cannot be started or reached.
+        """
+        return {name: partial(self._build, name) for name in sorted(self.connectors)}
+
+    def _build(self, name: str) -> Connector:
+        instance = self.connectors[name]
+        try:
+            return instance.build()
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"{self.path}: connectors.{name} (type {instance.type.name!r}) needs a package "
+                f"that is not installed ({exc.name}); install keep-sdk[{instance.type.name}]"
+            ) from None
 
     def redact(self, text: str) -> str:
         """`text` with every secret of this configuration masked."""

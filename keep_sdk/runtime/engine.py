@@ -27,6 +27,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
@@ -97,7 +98,7 @@ from keep_sdk.stores import (
 
 if TYPE_CHECKING:
     from keep_sdk.contract.durable import Invocation
-    from keep_sdk.contract.manifest import DurableDeclaration
+    from keep_sdk.contract.manifest import DurableDeclaration, Manifest
     from keep_sdk.contract.observations import Observation
     from keep_sdk.runtime.loading import LoadedWorkflow, WorkflowLoader
 
@@ -188,7 +189,6 @@ class Runtime:
         self.workflow_policies = dict(workflow_policies or {})
         self.isolation = isolation
         self.deterministic = deterministic
-        self.manifest = self.connectors.manifest()
         self.now = now or (lambda: dt.datetime.now(dt.UTC))
         self.rng = rng or random.Random()
         self.observe = observe or _ignore
@@ -215,6 +215,12 @@ class Runtime:
             now=self.now,
             take_logs=lambda run_id: self._logs.pop(run_id, []),
         )
+
+    @cached_property
+    def manifest(self) -> Manifest:
+        """The manifest of every connector, made the first time it is read (which builds
+        every connector not built yet): constructing a runtime builds nothing."""
+        return self.connectors.manifest()
 
     def policy_for(self, workflow: str) -> HostPolicy:
         """The policy runs of `workflow` get: its own (keep.toml's ``[workflows.<name>.policy]``
@@ -722,6 +728,16 @@ class Runtime:
             message_id_seed=f"{run.workflow}\x1f{run.handler}\x1f{chain_root(self.store, run)}",
         )
 
+    def _run_manifest(self, loaded: _Loaded) -> Manifest:
+        """The connectors a phase of `loaded` sees: those frozen at deploy (the live ones for a
+        version recorded before); a connector that cannot be built now is transient."""
+        if loaded.manifest.connectors is not None:
+            return loaded.manifest.connectors
+        try:
+            return self.manifest
+        except ConfigurationError as exc:
+            raise TransientError(str(exc)) from exc
+
     def _execute(
         self,
         run: RunRecord,
@@ -742,9 +758,7 @@ class Runtime:
             has_state=has_state,
             prepared=prepared,
             mutation_result=mutation_result,
-            manifest=self.manifest
-            if loaded.manifest.connectors is None
-            else loaded.manifest.connectors,
+            manifest=self._run_manifest(loaded),
             subscribed_topics=tuple(host.subscribed),
             publish_topics=tuple(host.publishable),
             policy=self.policy_for(run.workflow),
