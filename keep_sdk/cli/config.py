@@ -53,7 +53,7 @@ def config_command(store_url: str | None, workflow: str | None, as_json: bool) -
     out = console()
     if config.path is not None:
         why = f" ({source.why})" if source is not None else ""
-        out.print(styled(f"configuration: {config.path}{why}", "bold"))
+        out.print(styled(f"configuration: {config.path}{why}", "bold"), soft_wrap=True)
     else:
         out.print(styled("configuration: none (built-in defaults)", "bold"))
         if source is not None and source.looked:
@@ -61,7 +61,8 @@ def config_command(store_url: str | None, workflow: str | None, as_json: bool) -
                 styled(
                     f"no keep.toml found; looked in {source.places()}. Put one in the "
                     "working folder, or pass keep --config PATH, or set KEEP_CONFIG"
-                )
+                ),
+                soft_wrap=True,
             )
     for connector in connectors:
         ops = ", ".join(connector["operations"]) or "none"

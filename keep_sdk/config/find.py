@@ -17,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from keep_sdk.errors import ConfigurationError
 
-__all__ = ["CONFIG_ENV", "CONFIG_NAME", "ConfigReason", "ConfigSource", "find_config"]
+__all__ = [
+    "CONFIG_ENV",
+    "CONFIG_NAME",
+    "ConfigReason",
+    "ConfigSource",
+    "absolute",
+    "find_config",
+]
 
 CONFIG_ENV = "KEEP_CONFIG"
 CONFIG_NAME = "keep.toml"
@@ -87,8 +94,13 @@ class ConfigSource(BaseModel):
         return f"{CONFIG_NAME} read: {self.path} ({self.why})"
 
 
+def absolute(path: Path | str) -> Path:
+    """`path` with ``~`` expanded, made absolute and normalised (``a/../b`` is ``b``)."""
+    return Path(os.path.abspath(Path(path).expanduser()))
+
+
 def _named(value: Path | str, how: ConfigReason) -> ConfigSource:
-    path = Path(value).expanduser().absolute()
+    path = absolute(value)
     if not path.is_file():
         raise ConfigurationError(
             f"{how} names {path}, which is not a file; create it or fix the path"
@@ -117,7 +129,7 @@ def find_config(
     named = env.get(CONFIG_ENV)
     if named:
         return _named(named, "KEEP_CONFIG")
-    start = (cwd if cwd is not None else Path.cwd()).expanduser().absolute()
+    start = absolute(cwd if cwd is not None else Path.cwd())
     looked: list[Path] = []
     for folder in (start, *start.parents):
         candidate = folder / CONFIG_NAME
@@ -126,7 +138,7 @@ def find_config(
             return ConfigSource(path=candidate, reason=reason, looked=tuple(looked))
         looked.append(candidate)
     if store_dir is not None:
-        candidate = store_dir.expanduser().absolute() / CONFIG_NAME
+        candidate = absolute(store_dir) / CONFIG_NAME
         if candidate not in looked:
             if candidate.is_file():
                 return ConfigSource(

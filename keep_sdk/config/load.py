@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from keep_sdk.config.errors import config_error, explain
-from keep_sdk.config.find import ConfigSource
+from keep_sdk.config.find import ConfigSource, absolute
 from keep_sdk.config.model import KeepConfigFile
 from keep_sdk.config.paths import resolve_paths
 from keep_sdk.config.policy import PolicyValue, checked_policy, merge, policy_values
@@ -125,7 +125,7 @@ def load_config(
     if isinstance(path, ConfigSource):
         source_of = path
     elif path is not None:
-        source_of = ConfigSource(path=path.expanduser().absolute(), reason="given")
+        source_of = ConfigSource(path=absolute(path), reason="given")
     else:
         return KeepConfig()
     if source_of.path is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,7 @@ def check_operation_name(name: str) -> str:
 
 
 def resolve_path(path: str, folder: Path) -> str:
-    """`path` as an absolute path: ``~`` expanded, a relative one joined to `folder` (the
-    folder of the keep.toml that wrote it)."""
+    """`path` as an absolute, normalised path: ``~`` expanded, a relative one joined to
+    `folder` (the folder of the keep.toml that wrote it)."""
     expanded = Path(path).expanduser()
-    return str(expanded if expanded.is_absolute() else folder / expanded)
+    return os.path.normpath(expanded if expanded.is_absolute() else folder / expanded)
