@@ -109,11 +109,10 @@ def test_a_relative_explicit_path_is_made_absolute(
 @pytest.mark.parametrize("how", ["--config", "KEEP_CONFIG"])
 def test_a_named_file_that_does_not_exist_is_one_message(tmp_path: Path, how: str) -> None:
     missing = tmp_path / "nope.toml"
+    explicit = missing if how == "--config" else None
+    environ = {"KEEP_CONFIG": str(missing)} if how == "KEEP_CONFIG" else {}
     with pytest.raises(ConfigurationError, match=f"{how} names {missing}, which is not a file"):
-        if how == "--config":
-            find_config(explicit=missing, environ={}, cwd=tmp_path)
-        else:
-            find_config(environ={"KEEP_CONFIG": str(missing)}, cwd=tmp_path)
+        find_config(explicit=explicit, environ=environ, cwd=tmp_path)
 
 
 def test_the_loaded_configuration_carries_where_it_came_from(tmp_path: Path) -> None:
