@@ -138,12 +138,15 @@ def read_config(
     explicit: Path | None = None,
     plugins: KeepPlugins | None = None,
 ) -> KeepConfig:
-    """The checked ``keep.toml`` of the store at `store_url`: `explicit` (``--config``), else
-    ``$KEEP_CONFIG``, else ``keep.toml`` next to a SQLite store; an empty configuration when
-    there is none. A bad file is one `ConfigurationError` (`keep_sdk.config.load_config`)."""
+    """The checked ``keep.toml`` of the store at `store_url`, found by
+    `keep_sdk.config.find_config`: `explicit` (``--config``), else ``$KEEP_CONFIG``, else
+    ``keep.toml`` in the working folder or its nearest parent, else next to a SQLite store;
+    an empty configuration when there is none. Its `KeepConfig.source` says which file and
+    why (or where keep looked). A bad file is one `ConfigurationError`
+    (`keep_sdk.config.load_config`)."""
     database = sqlite_path(store_url or DEFAULT_STORE_URL)
-    path = find_config(explicit=explicit, store_dir=database.parent if database else None)
-    return load_config(path, types=(plugins or default_plugins()).connector_types())
+    found = find_config(explicit=explicit, store_dir=database.parent if database else None)
+    return load_config(found, types=(plugins or default_plugins()).connector_types())
 
 
 def _with_configured(registered: ConnectorSet, config: KeepConfig) -> ConnectorSet:

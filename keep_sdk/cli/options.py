@@ -41,8 +41,9 @@ CONFIG_META = "keep.config_path"
 
 
 def configuration(store_url: str | None) -> KeepConfig:
-    """The checked keep.toml for `store_url` (``keep --config PATH``, ``KEEP_CONFIG``, or next
-    to the store); a bad file exits 2 with its one message."""
+    """The checked keep.toml for `store_url` (``keep --config PATH``, ``$KEEP_CONFIG``,
+    ``keep.toml`` in the working folder or a parent, or next to the store; `read_config`);
+    a bad file exits 2 with its one message."""
     context = click.get_current_context(silent=True)
     explicit = context.meta.get(CONFIG_META) if context is not None else None
     try:
@@ -92,17 +93,20 @@ def json_option(func: F) -> F:
 def script_manifest(store_url: str | None) -> Manifest:
     """What scripts may call here: the registered connectors and keep.toml's instances (each
     built to read its manifest, then closed; one that cannot be built raises its
-    `ConfigurationError`)."""
+    `ConfigurationError`); its `origin` says which keep.toml was read and why, or where
+    none was found."""
     from keep_sdk.connectors import ConnectorSet
     from keep_sdk.plugins import default_plugins
 
+    config = configuration(store_url)
     found = [c.manifest() for c in default_plugins().connectors().values()]
-    configured = ConnectorSet([], deferred=configuration(store_url).deferred_connectors())
+    configured = ConnectorSet([], deferred=config.deferred_connectors())
     try:
         found += configured.manifest().connectors
     finally:
         configured.close()
-    return Manifest(connectors=sorted(found, key=lambda c: c.name))
+    origin = config.source.describe() if config.source is not None else None
+    return Manifest(connectors=sorted(found, key=lambda c: c.name), origin=origin)
 
 
 def load_script(source: str, filename: str, store_url: str | None) -> Workflow:
