@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from keep_sdk.cases import is_subset
 from keep_sdk.cli import cli
 from keep_sdk.errors import ConfigurationError
 from keep_sdk.repair import parse_case_file, run_case_file
-from keep_sdk.repair.testing import is_subset
 
 ROOT = Path(__file__).parents[2]
 DEMO_DIR = ROOT / "fixtures" / "workflows" / "demo"
