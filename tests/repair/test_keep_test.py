@@ -164,5 +164,5 @@ def test_pytest_collects_keep_yaml_files_and_shows_the_diff(
     broken = text.replace("{summariesPosted: 1}", "{summariesPosted: 2}", 1)
     (pytester.path / "broken.keep.yaml").write_text(broken)
     result = pytester.runpytest("-q")
-    result.assert_outcomes(passed=7, failed=1)
+    result.assert_outcomes(passed=11, failed=1)
     result.stdout.fnmatch_lines(["*state.postSummary*", '*-  "summariesPosted": 2*'])
