@@ -38,7 +38,7 @@ def demo_copy(tmp_path: Path) -> Path:
 def test_the_demo_cases_pass(demo_copy: Path) -> None:
     code, out, err = keep("test", str(demo_copy / "invoices.keep.yaml"))
     assert code == 0, out + err
-    assert "4 passed, 0 failed" in out
+    assert "6 passed, 0 failed" in out
     assert sorted(p.name for p in demo_copy.iterdir()) == ["invoices.js", "invoices.keep.yaml"]
 
 
