@@ -182,7 +182,7 @@ def grant_command(
     refused with a did-you-mean (exit 2).
     """
     with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
-        check_permissions(inst, [permission], param_hint="PERMISSION")
+        check_permissions(inst, [permission], param_hint="PERMISSION", workflow=workflow)
         with inst.holding(workflow, worker=_cli_worker(), wait_s=wait):
             resumed = inst.actions.grant(workflow, permission, actor=actor())
     click.echo(f"granted {permission} to {workflow}")

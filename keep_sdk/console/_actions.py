@@ -110,7 +110,7 @@ class Actions:
             workflow = _need(request.workflow)
             permission = _need(request.permission)
             inst.store.get_workflow(workflow)
-            acts.check_permission(permission)
+            acts.check_permission(permission, workflow=workflow)
             with inst.holding(workflow, worker=self._worker, wait_s=self.wait_s):
                 resumed = acts.grant(workflow, permission, actor=who)
             return ActionResult(message=f"granted {permission} to {workflow}", runs=resumed)

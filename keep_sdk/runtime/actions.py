@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from keep_sdk.contract.workflow import WorkflowManifest
-from keep_sdk.errors import ActionRefused, InvalidArguments, LogicError
+from keep_sdk.errors import ActionRefused, InvalidArguments, LogicError, NotFound
 from keep_sdk.model import (
     Event,
     HandlerKind,
@@ -206,8 +206,14 @@ class PersonActions(DurableActions):
         manifest = self.runtime.connectors.manifest()
         return sorted({op.permission for c in manifest.connectors for op in c.operations})
 
-    def check_permission(self, permission: str) -> None:
-        """Refuse (`ActionRefused`, with a did-you-mean) a permission no connector declares."""
+    def check_permission(self, permission: str, *, workflow: str | None = None) -> None:
+        """Refuse (`ActionRefused`, with a did-you-mean) a permission no connector declares.
+
+        With `workflow`, a permission its current version's frozen connector manifest
+        declares is accepted without building any connector, so a person can grant while
+        a configured server is down."""
+        if workflow is not None and permission in self._frozen_permissions(workflow):
+            return
         declared = self.permissions()
         if permission in declared:
             return
@@ -222,10 +228,20 @@ class PersonActions(DurableActions):
         """Grant `permission` (refused, with nothing written, when no connector declares
         it); runs waiting for a permission resume (one still lacking another permission
         pauses again). Returns them as they ended."""
-        self.check_permission(permission)
+        self.check_permission(permission, workflow=workflow)
         self.store.grant_permission(workflow, permission, actor=actor)
         waiting = self.store.list_runs(workflow=workflow, status=RunStatus.PAUSED_APPROVAL)
         return [self.runtime.resume(run.id) for run in waiting]
+
+    def _frozen_permissions(self, workflow: str) -> set[str]:
+        try:
+            stored = self.store.get_workflow_version(workflow).manifest
+        except NotFound:
+            return set()
+        frozen = WorkflowManifest.model_validate(stored).connectors
+        if frozen is None:
+            return set()
+        return {op.permission for c in frozen.connectors for op in c.operations}
 
     def workflow_for_topic(self, topic: str) -> str:
         """The one deployed workflow whose current version declares `topic`; `ActionRefused`

@@ -149,3 +149,18 @@ def test_a_run_calling_the_down_server_waits_and_a_later_one_succeeds(service: S
         resumed = inst.runtime.resume(waiting.id)
         assert resumed.status is RunStatus.COMMITTED, resumed.error
     assert [n["text"] for n in notes(service.state)] == ["buy milk", "call mum"]
+
+
+def test_a_person_grants_a_permission_the_workflow_uses_while_the_server_is_down(
+    service: Service,
+) -> None:
+    with installation(service) as inst:
+        inst.store.revoke_permission("notes-flow", "notes.write", actor="test")
+    granted = keep("grant", "notes-flow", "notes.write", "--store", service.url)
+    assert granted.code == 0, granted.err
+    assert "granted notes.write to notes-flow" in granted.out
+    typo = keep("grant", "notes-flow", "notes.wrte", "--store", service.url)
+    assert typo.code != 0
+    assert "could not" in typo.err
+    with installation(service) as inst:
+        assert "notes.write" in inst.store.get_workflow("notes-flow").grants
