@@ -23,6 +23,16 @@ def test_the_demo_and_the_durable_workflow_ship_case_files() -> None:
     assert "fixtures/workflows/durable/onboarding.keep.yaml" in names
 
 
+def test_the_durable_tutorial_ships_the_workflow_and_its_case_file() -> None:
+    from docsgen.fences import blocks
+
+    page = (ROOT / "docs" / "tutorials" / "durable.md").read_text()
+    files = {b.path: b.text for b in blocks(page) if b.action == "file"}
+    for name in ("onboarding.js", "onboarding.keep.yaml"):
+        assert files[name] == (ROOT / "fixtures/workflows/durable" / name).read_text()
+    assert "keep test onboarding.keep.yaml" in page
+
+
 def test_the_durable_case_file_exercises_what_the_issue_asks_for() -> None:
     text = (ROOT / "fixtures/workflows/durable/onboarding.keep.yaml").read_text()
     for needed in (
