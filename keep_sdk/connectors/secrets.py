@@ -99,6 +99,18 @@ def secrets_in(value: Any) -> list[Secret]:
     return found
 
 
+_JSON_SHORT = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "/": "\\/",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
 def _char_forms(char: str) -> str:
     r"""A pattern for `char` written as itself, as a JSON ``\uXXXX`` escape, or percent-encoded."""
     forms = [re.escape(char)]
@@ -110,6 +122,8 @@ def _char_forms(char: str) -> str:
         low = 0xDC00 + ((code - 0x10000) & 0x3FF)
         forms.append(f"(?i:\\\\u{high:04x}\\\\u{low:04x})")
     forms.append("(?i:" + "".join(f"%{b:02x}" for b in char.encode("utf-8")) + ")")
+    if char in _JSON_SHORT:
+        forms.append(re.escape(_JSON_SHORT[char]))
     if char == " ":
         forms.append(r"\+")
     return "(?:" + "|".join(forms) + ")"

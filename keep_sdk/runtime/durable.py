@@ -59,7 +59,13 @@ if TYPE_CHECKING:
     from keep_sdk.sandbox import MutationRequested
     from keep_sdk.stores import Store
 
-__all__ = ["DurableDesk", "NotifyReceipt", "check_notification_result", "notification_result"]
+__all__ = [
+    "DurableDesk",
+    "NotifyReceipt",
+    "check_notification_result",
+    "logged_bytes",
+    "notification_result",
+]
 
 
 class NotifyReceipt(BaseModel):
@@ -118,6 +124,15 @@ def notification_result(text: str, policy: HostPolicy) -> JsonValue:
         raise _refused(exc) from None
     check_notification_result(value, policy)
     return value
+
+
+def logged_bytes(run: RunRecord) -> int:
+    """UTF-8 bytes of console output `run` has stored so far (its ``logs`` lines are
+    ``"<phase> <level>: <text>"``; the text is what counts against ``max_log_bytes``).
+
+    The run record carries the total, so a run that parked and resumes in another
+    process continues its count instead of starting again at zero."""
+    return sum(len(line.partition(": ")[2].encode("utf-8", "surrogatepass")) for line in run.logs)
 
 
 def durable_store(store: Store) -> SupportsDurable:
