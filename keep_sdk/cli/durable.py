@@ -8,7 +8,6 @@ holds the workflow, the worker delivers it instead.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -19,24 +18,27 @@ from keep_sdk.cli.options import doubles_option, isolation_option, json_option, 
 from keep_sdk.cli.support import EXIT_PROBLEM, actor, fail, print_json, read_text, reports_errors
 from keep_sdk.contract.durable import NotificationOutcome, check_correlation_key, parse_duration
 from keep_sdk.errors import InvalidArguments
-from keep_sdk.model import RunRecord, RunStatus
+from keep_sdk.model import HostPolicy, RunRecord, RunStatus
+from keep_sdk.runtime.durable import notification_result
 
 __all__ = ["cancel_command", "notify_command", "wait_command"]
 
 
-def _result(value: str) -> JsonValue:
-    """The --result value: JSON text, or ``@FILE`` holding JSON; exit 2 otherwise."""
-    text, where = value, "--result"
+def _result_text(value: str) -> tuple[str, str]:
+    """The --result text (given, or read from ``@FILE``) and how to name it in errors."""
     if value.startswith("@"):
-        path = Path(value[1:])
-        text, where = read_text(path), f"--result {value}"
+        return read_text(Path(value[1:])), f"--result {value}"
+    return value, "--result"
+
+
+def _result(text: str, where: str, policy: HostPolicy) -> JsonValue:
+    """`text` as a result that may enter a run (`notification_result`); exit 2 otherwise."""
     try:
-        parsed: JsonValue = json.loads(text)
-    except json.JSONDecodeError as exc:
+        return notification_result(text, policy)
+    except InvalidArguments as exc:
         raise click.BadParameter(
-            f"not valid JSON ({exc}); give JSON text or @FILE with JSON in it", param_hint=where
+            f"{exc.message}; give JSON text or @FILE with JSON in it", param_hint=where
         ) from None
-    return parsed
 
 
 def _ended(run: RunRecord) -> str:
@@ -69,7 +71,8 @@ def notify_command(
 ) -> None:
     """Deliver the result of a durable operation by its CORRELATION_KEY (`keep status` shows it).
 
-    Exit 2 for a malformed key or a result that is not JSON (nothing is written);
+    Exit 2 for a malformed key or a result that cannot enter the run (not JSON, a
+    non-finite number, a lone surrogate, too large or too deep; nothing is written);
     exit 1 for an unknown key, or for a key whose operation already completed or
     was cancelled (the delivery is recorded and changes nothing).
     """
@@ -77,8 +80,9 @@ def notify_command(
         check_correlation_key(correlation_key)
     except InvalidArguments as exc:
         raise click.BadParameter(str(exc), param_hint="CORRELATION_KEY") from None
-    result = _result(result_text)
+    text, where = _result_text(result_text)
     with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
+        result = _result(text, where, inst.runtime.policy)
         receipt = inst.notify(
             correlation_key, result, source=f"cli:{actor()}", worker=_cli_worker(), wait_s=wait
         )
@@ -185,8 +189,10 @@ def wait_command(
             delta = parse_duration(extend_by)
         except InvalidArguments as exc:
             raise click.BadParameter(str(exc), param_hint="--extend") from None
-    supplied = _result(supply) if supply is not None else None
     with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
+        supplied = (
+            _result(*_result_text(supply), inst.runtime.policy) if supply is not None else None
+        )
         run = inst.store.get_run(run_id)
         actions, who = inst.actions, actor()
         with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):

@@ -9,6 +9,7 @@ stored, logged or shown.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -98,24 +99,65 @@ def secrets_in(value: Any) -> list[Secret]:
     return found
 
 
-class Redactor:
-    """Masks a fixed set of secrets in texts; built once, cheap to call.
+_JSON_SHORT = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "/": "\\/",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
 
-    Every value and referenced part of each secret is masked, also in its
-    URL-encoded forms; longer values first, so a secret containing another is
-    masked whole.
+
+def _char_forms(char: str) -> str:
+    r"""A pattern for `char` written as itself, as a JSON ``\uXXXX`` escape, or percent-encoded."""
+    forms = [re.escape(char)]
+    code = ord(char)
+    if code <= 0xFFFF:
+        forms.append(f"(?i:\\\\u{code:04x})")
+    else:
+        high = 0xD800 + ((code - 0x10000) >> 10)
+        low = 0xDC00 + ((code - 0x10000) & 0x3FF)
+        forms.append(f"(?i:\\\\u{high:04x}\\\\u{low:04x})")
+    forms.append("(?i:" + "".join(f"%{b:02x}" for b in char.encode("utf-8")) + ")")
+    if char in _JSON_SHORT:
+        forms.append(re.escape(_JSON_SHORT[char]))
+    if char == " ":
+        forms.append(r"\+")
+    return "(?:" + "|".join(forms) + ")"
+
+
+def _base64_forms(raw: str) -> set[str]:
+    data = raw.encode("utf-8")
+    found: set[str] = set()
+    for text in (base64.b64encode(data), base64.urlsafe_b64encode(data)):
+        decoded = text.decode("ascii")
+        found.update({decoded, decoded.rstrip("=")})
+    return found
+
+
+class Redactor:
+    r"""Masks a fixed set of secrets in texts; built once, cheap to call.
+
+    Every value and referenced part of each secret is masked in every encoding it
+    can come back in from a remote system: as itself, with any of its characters
+    written as a JSON ``\uXXXX`` escape or percent-encoded (``%XX``, ``+`` for a
+    space), and as base64 (standard or URL-safe, with or without padding). Longer
+    values first, so a secret containing another is masked whole.
     """
 
     def __init__(self, secrets: Iterable[Secret | str]) -> None:
-        from urllib.parse import quote, quote_plus
-
         values: set[str] = set()
         for secret in secrets:
             for raw in secret.parts if isinstance(secret, Secret) else (secret,):
                 if raw:
-                    values.update({raw, quote(raw, safe=""), quote_plus(raw)})
-        ordered = sorted(values, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+                    values.add(raw)
+        patterns = ["".join(map(_char_forms, raw)) for raw in sorted(values, key=len, reverse=True)]
+        encoded = {form for raw in values for form in _base64_forms(raw)}
+        patterns += [re.escape(form) for form in sorted(encoded, key=len, reverse=True)]
+        self._pattern = re.compile("|".join(patterns)) if patterns else None
 
     def __bool__(self) -> bool:
         return self._pattern is not None

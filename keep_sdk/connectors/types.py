@@ -13,6 +13,7 @@ from pydantic import model_validator
 from keep_sdk.connectors import http, sql
 from keep_sdk.connectors.base import Connector
 from keep_sdk.connectors.configured import ConnectorType
+from keep_sdk.connectors.exec_settings import ExecSettings
 from keep_sdk.connectors.mail.settings import MailSettings
 from keep_sdk.connectors.mcp.settings import McpSettings
 from keep_sdk.connectors.secrets import Secret
@@ -56,6 +57,12 @@ def _build_mcp(name: str, settings: McpSettings) -> Connector:
     return build(name, settings)
 
 
+def _build_exec(name: str, settings: ExecSettings) -> Connector:
+    from keep_sdk.connectors.exec_adapter import build
+
+    return build(name, settings)
+
+
 def _build_mail(name: str, settings: MailSettings) -> Connector:
     from keep_sdk.connectors.mail.connector import build
 
@@ -76,6 +83,12 @@ BUILTIN_CONNECTOR_TYPES: tuple[ConnectorType, ...] = (
     ),
     ConnectorType(
         "mail", ConfiguredMailSettings, _build_mail, "A Maildir to read and SMTP to send."
+    ),
+    ConnectorType(
+        "exec",
+        ExecSettings,
+        _build_exec,
+        "Programs an operator lists, run as keep+exec:// adapters of durable calls.",
     ),
 )
 """Connector types every installation knows, in the order ``keep config`` lists them."""

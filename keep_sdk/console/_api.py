@@ -33,6 +33,7 @@ from keep_sdk.console._web import (
 )
 from keep_sdk.contract.durable import NotificationOutcome
 from keep_sdk.errors import KeepError
+from keep_sdk.runtime.durable import notification_result
 from keep_sdk.status import StatusReport
 
 __all__ = ["API", "openapi_document"]
@@ -128,17 +129,20 @@ async def notify(request: Request) -> Response:
 
     202 with ``{notification, run}`` when it was applied or kept for a worker; 409 when it
     was recorded as a duplicate or ignored (the operation completed or was cancelled:
-    nothing changed); 400 for a malformed key or a body that is not JSON and 404 for an
-    unknown key, both before anything is written.
+    nothing changed); 400 for a malformed key or a body that cannot enter the run (checked
+    by the boundary codec: not JSON, a non-finite number, a lone surrogate, too large or
+    too deep) and 404 for an unknown key, both before anything is written.
     """
     console = console_of(request)
     if not signed_in(request, api=True):
         return json_error(401, "missing or wrong token: send Authorization: Bearer TOKEN")
     try:
-        result = json.loads(await request.body() or b"null")
-    except json.JSONDecodeError as exc:
-        return json_error(400, f"the body is not JSON: {exc}; send the operation's result")
+        text = (await request.body() or b"null").decode("utf-8")
+    except UnicodeDecodeError:
+        return json_error(400, "the body is not UTF-8 JSON; send the operation's result")
     try:
+        policy = console.actions.installation.runtime.policy
+        result = notification_result(text, policy)
         done = await run_in_threadpool(
             console.actions.notify, request.path_params["correlation_key"], result
         )
@@ -149,7 +153,9 @@ async def notify(request: Request) -> Response:
 
 
 async def openapi(request: Request) -> Response:
-    """The OpenAPI document of this API (no token needed: it holds no data)."""
+    """The OpenAPI document of this API; it needs the token like every API route."""
+    if not signed_in(request, api=True):
+        return json_error(401, "missing or wrong token: send Authorization: Bearer TOKEN")
     return json_model(openapi_document())
 
 

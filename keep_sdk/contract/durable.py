@@ -202,7 +202,7 @@ def derive_invocation(
 
 def check_correlation_key(key: str) -> str:
     """`key` if it is well-formed; `InvalidArguments` saying what one looks like otherwise."""
-    if not CORRELATION_KEY_PATTERN.match(key):
+    if not CORRELATION_KEY_PATTERN.fullmatch(key):
         shown = key if len(key) <= 60 else key[:57] + "..."
         raise InvalidArguments(
             f"malformed correlation key {shown!r}: a correlation key is 'kc-' followed by 40 "

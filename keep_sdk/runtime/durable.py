@@ -41,6 +41,7 @@ from keep_sdk.errors import (
     ConfigurationError,
     ConnectorError,
     InternalError,
+    InvalidArguments,
     KeepError,
     PreconditionFailed,
     StoreConflict,
@@ -49,6 +50,7 @@ from keep_sdk.errors import (
 )
 from keep_sdk.model import HostPolicy, LedgerEntry, RunRecord
 from keep_sdk.runtime.ledger import chain_root
+from keep_sdk.sandbox.codec import BoundaryError, check, loads, scan
 from keep_sdk.stores import SupportsDurable
 
 if TYPE_CHECKING:
@@ -57,7 +59,13 @@ if TYPE_CHECKING:
     from keep_sdk.sandbox import MutationRequested
     from keep_sdk.stores import Store
 
-__all__ = ["DurableDesk", "NotifyReceipt"]
+__all__ = [
+    "DurableDesk",
+    "NotifyReceipt",
+    "check_notification_result",
+    "logged_bytes",
+    "notification_result",
+]
 
 
 class NotifyReceipt(BaseModel):
@@ -73,6 +81,58 @@ class NotifyReceipt(BaseModel):
     def applied(self) -> bool:
         """Whether this notification completed its invocation."""
         return self.notification.outcome is NotificationOutcome.APPLIED
+
+
+def _refused(exc: BoundaryError) -> InvalidArguments:
+    return InvalidArguments(
+        f"the result cannot enter the run, so nothing was recorded and the run keeps "
+        f"waiting: {exc.message}",
+        problems=[exc.message],
+    )
+
+
+def check_notification_result(result: JsonValue, policy: HostPolicy) -> None:
+    """Refuse a durable result that could not cross into the run: the boundary codec's
+    rules (finite numbers, safe integers, no lone surrogate) with the policy's value
+    size and depth. Raises `InvalidArguments` with the reason; stores nothing."""
+    limits = policy.sandbox
+    try:
+        check(
+            result,
+            root="result",
+            max_bytes=limits.max_value_bytes,
+            max_depth=limits.max_value_depth,
+        )
+    except BoundaryError as exc:
+        raise _refused(exc) from None
+
+
+def notification_result(text: str, policy: HostPolicy) -> JsonValue:
+    """`text` (a durable operation's result as JSON) parsed and checked by the boundary codec,
+    exactly as a value entering a run is: its size and depth before parsing, then every
+    rule of `check_notification_result`. Raises `InvalidArguments` with the reason."""
+    limits = policy.sandbox
+    try:
+        scan(
+            text,
+            what="the result",
+            max_bytes=limits.max_value_bytes,
+            max_depth=limits.max_value_depth,
+        )
+        value: JsonValue = loads(text, what="the result")
+    except BoundaryError as exc:
+        raise _refused(exc) from None
+    check_notification_result(value, policy)
+    return value
+
+
+def logged_bytes(run: RunRecord) -> int:
+    """UTF-8 bytes of console output `run` has stored so far (its ``logs`` lines are
+    ``"<phase> <level>: <text>"``; the text is what counts against ``max_log_bytes``).
+
+    The run record carries the total, so a run that parked and resumes in another
+    process continues its count instead of starting again at zero."""
+    return sum(len(line.partition(": ")[2].encode("utf-8", "surrogatepass")) for line in run.logs)
 
 
 def durable_store(store: Store) -> SupportsDurable:
@@ -242,6 +302,7 @@ class DurableDesk:
     def notify(self, correlation_key: str, result: JsonValue, *, source: str) -> Notification:
         """Record a notification for `correlation_key` (checked first) in the inbox."""
         check_correlation_key(correlation_key)
+        check_notification_result(result, self.policy)
         return self.durable.receive_notification(correlation_key, result, source=source)
 
     def apply(self, notification_id: str) -> RunRecord | None:

@@ -70,7 +70,7 @@ from keep_sdk.model import (
     RunStatus,
 )
 from keep_sdk.runtime.checks import check_prepare_result, check_size
-from keep_sdk.runtime.durable import DurableDesk, NotifyReceipt, durable_store
+from keep_sdk.runtime.durable import DurableDesk, NotifyReceipt, durable_store, logged_bytes
 from keep_sdk.runtime.failures import classify, route
 from keep_sdk.runtime.frozen import check_frozen, durable_semantics
 from keep_sdk.runtime.host import PhaseHost
@@ -763,7 +763,7 @@ class Runtime:
             publish_topics=tuple(host.publishable),
             policy=self.policy_for(run.workflow),
             determinism=self._determinism(run),
-            log_bytes_before=self._log_bytes.get(run.id, 0),
+            log_bytes_before=self._log_bytes.get(run.id, logged_bytes(run)),
             filename=f"{run.workflow}@v{run.workflow_version}",
         )
         result = self.isolation.run(request, host)

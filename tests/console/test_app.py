@@ -74,7 +74,17 @@ def snapshot(store: Store) -> tuple[object, ...]:
 
 
 @pytest.mark.parametrize(
-    "path", ["/", "/runs", "/events", "/ledger", "/workflows/waiting", "/api/status", "/api/runs"]
+    "path",
+    [
+        "/",
+        "/runs",
+        "/events",
+        "/ledger",
+        "/workflows/waiting",
+        "/api/status",
+        "/api/runs",
+        "/api/openapi.json",
+    ],
 )
 def test_nothing_is_shown_without_the_token(client: httpx.Client, path: str) -> None:
     for headers in ({}, {"Authorization": "Bearer wrong-token-wrong-token"}):
@@ -259,7 +269,7 @@ def test_status_api_is_the_cli_json_less_its_commands(
 
 
 def test_the_openapi_document_names_every_api_route(client: httpx.Client, app: Starlette) -> None:
-    document = client.get("/api/openapi.json").json()
+    document = client.get("/api/openapi.json", headers=BEARER).json()
     assert document["openapi"].startswith("3.")
     paths = {getattr(route, "path", "") for route in app.routes}
     api_routes = {p for p in paths if p.startswith("/api/") and p != "/api/openapi.json"}

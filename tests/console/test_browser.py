@@ -65,7 +65,7 @@ def console(prepared: Prepared, tmp_path: Path) -> Iterator[str]:
         while True:
             assert process.poll() is None, (tmp_path / "serve.log").read_text()
             try:
-                if httpx.get(f"{base}/api/openapi.json", timeout=2).status_code == 200:
+                if httpx.get(f"{base}/api/openapi.json", timeout=2).status_code == 401:
                     break
             except httpx.TransportError:
                 pass

@@ -10,6 +10,7 @@ import pytest
 
 from keep_sdk.conformance import ManualClock
 from keep_sdk.connectors import ConnectorSet, ExecAdapter, parse_exec_url
+from keep_sdk.connectors.exec_adapter import ExecProgramSpec
 from keep_sdk.contract.durable import InvocationStatus
 from keep_sdk.errors import InvalidArguments
 from keep_sdk.model import BackoffPolicy, HostPolicy, MutationApplied, RunStatus
@@ -24,6 +25,11 @@ ROOT = Path(__file__).parents[2]
 SEARCH = os.pathsep.join(
     [str(ROOT / "fixtures" / "adapters"), str(Path(__file__).with_name("adapters"))]
 )
+
+ADAPTERS = {
+    name: ExecProgramSpec.resolve(name, search_path=SEARCH)
+    for name in ("keep-report-runner", "crashy", "garbage")
+}
 
 EXEC_WORKFLOW = """
 export default Keep.workflow({
@@ -59,7 +65,7 @@ class ExecEnv:
         plugins = KeepPlugins(load_entry_points=False)
         self.runtime = Runtime(
             self.store,
-            ConnectorSet([ExecAdapter(path=SEARCH, timeout_s=30)]),
+            ConnectorSet([ExecAdapter(adapters=ADAPTERS, timeout_s=30)]),
             policy=HostPolicy(backoff=BackoffPolicy(base_s=1, cap_s=1, jitter=0)),
             load_workflow=plugins.load_workflow,
             now=self.clock,
@@ -125,7 +131,6 @@ def test_an_adapter_reporting_failure_fails_the_run(exec_env: ExecEnv) -> None:
     [
         ("crashy", "exited with status 3 on start: Traceback (most recent call last): boom"),
         ("garbage", "answered start with 'hello, I am not JSON', which is not a pending"),
-        ("nosuch", "adapter program 'nosuch' is not on $PATH"),
     ],
 )
 def test_a_crashing_or_garbage_adapter_changes_nothing_and_is_retried(
@@ -150,7 +155,7 @@ def test_a_crashing_or_garbage_adapter_changes_nothing_and_is_retried(
     "url", ["http://x/y", "keep+exec://UPPER/x", "keep+exec:///x", "keep+exec://a b/x"]
 )
 def test_a_bad_adapter_url_is_refused(url: str) -> None:
-    with pytest.raises(InvalidArguments, match="keep\\+exec://<program>"):
+    with pytest.raises(InvalidArguments, match="keep\\+exec://<adapter>"):
         parse_exec_url(url)
 
 
@@ -160,3 +165,16 @@ def test_the_url_parts_reach_the_program() -> None:
         "sales/eu",
         {"polls": "2", "x": "1"},
     )
+
+
+def test_a_program_not_on_the_operators_list_never_runs(
+    exec_env: ExecEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "ran"
+    monkeypatch.setenv("KEEP_MARK", str(marker))
+    exec_env.request(f"keep+exec://sh/x?q=$(touch {marker})")
+    exec_env.work(rounds=3)
+    [run] = exec_env.store.list_runs()
+    assert run.status is not RunStatus.ACTIVE
+    assert "adapter 'sh' is not an adapter listed in keep.toml" in (run.error or "")
+    assert not marker.exists()

@@ -119,7 +119,19 @@ class HttpSettings(Settings):
         default_factory=dict,
         description='Sent with every request; credentials as references: "Bearer ${TOKEN}".',
     )
-    timeout_s: float = Field(default=10.0, gt=0, description="Seconds to wait for a response.")
+    timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        description="Seconds one call may take in all: connect, headers and the whole body "
+        "(with a read's retries).",
+    )
+    max_response_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=1024,
+        le=256 * 1024 * 1024,
+        description="Most bytes of an answer's body, counted while reading and after "
+        "decompression; a larger answer fails the call.",
+    )
     connect_timeout_s: float = Field(default=5.0, gt=0, description="Seconds to connect.")
     rate_limit_per_s: float | None = Field(
         default=None, gt=0, description="Most requests started per second (none: unlimited)."
