@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from pydantic import BaseModel, ConfigDict, Field
 
 from keep_sdk.app import Installation
 from keep_sdk.cli.options import json_option, load_script, opened, store_option
+from keep_sdk.cli.outputs import DeployOutput
 from keep_sdk.cli.support import (
     actor,
     check_permissions,
@@ -23,22 +23,7 @@ from keep_sdk.cli.text import console, line, styled
 from keep_sdk.errors import ScriptRejected
 from keep_sdk.runtime import CheckedScript
 
-__all__ = ["DeployOutput", "deploy_command", "deploy_script", "validated"]
-
-
-class DeployOutput(BaseModel):
-    """``keep deploy --json``: what was deployed and what the workflow may do now."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    workflow: str
-    version: int
-    deployed: bool = Field(description="False when the script was already the current version.")
-    store: str
-    granted: list[str] = Field(description="Permissions granted by this command, in given order.")
-    grants: list[str] = Field(description="Every permission the workflow holds now, sorted.")
-    needed: list[str] = Field(description="Permissions the script's operations need, sorted.")
-    missing: list[str] = Field(description="Needed permissions not granted yet, sorted.")
+__all__ = ["deploy_command", "deploy_script", "validated"]
 
 
 def validated(file: Path, source: str, store_url: str | None, name: str | None) -> CheckedScript:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
 from keep_sdk.conformance.store_suite import SuiteReport
@@ -21,6 +21,7 @@ from keep_sdk.validator import ReportSet
 
 __all__ = [
     "OUTPUTS",
+    "DeployOutput",
     "RollbackOutput",
     "RunOutput",
     "SuiteOutput",
@@ -33,6 +34,19 @@ class _Output(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid"
     )
+
+
+class DeployOutput(_Output):
+    """``keep deploy --json``: what was deployed and what the workflow may do now."""
+
+    workflow: str
+    version: int
+    deployed: bool = Field(description="False when the script was already the current version.")
+    store: str
+    granted: list[str] = Field(description="Permissions granted by this command, in given order.")
+    grants: list[str] = Field(description="Every permission the workflow holds now, sorted.")
+    needed: list[str] = Field(description="Permissions the script's operations need, sorted.")
+    missing: list[str] = Field(description="Needed permissions not granted yet, sorted.")
 
 
 class RunOutput(_Output):
@@ -102,6 +116,7 @@ OUTPUTS: dict[str, Any] = {
     "accept-rollback": RollbackOutput,
     "conformance": SuiteOutput,
     "connectors": Manifest,
+    "deploy": DeployOutput,
     "events": list[Event],
     "ledger": list[LedgerEntry],
     "publish": PublishResult,

@@ -8,12 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
 import keep_sdk.workflow
 from keep_sdk.app import open_checked_store
 from keep_sdk.cli import cli
+from keep_sdk.cli.outputs import output_schema
 from keep_sdk.conformance.postgres import PostgresServer
 from keep_sdk.stores import Store
 
@@ -94,6 +96,7 @@ def test_json_names_the_version_the_grants_and_the_missing_permissions(store: st
     )
     assert code == 0, err
     document = json.loads(out)
+    jsonschema.validate(document, output_schema("deploy"))
     assert document["workflow"] == "invoices"
     assert document["version"] == 1
     assert document["deployed"] is True
