@@ -82,7 +82,6 @@ class Runtime:
         self.connectors = connectors
         self.load_workflow = load_workflow
         self.policy = policy or HostPolicy()
-        self.workflow_policies = dict(workflow_policies or {})
         self.now = now or (lambda: dt.datetime.now(dt.UTC))
         self.rng = rng or random.Random()
         self.observe = observe or _ignore
@@ -92,7 +91,7 @@ class Runtime:
             connectors,
             load_workflow=load_workflow,
             policy=self.policy,
-            workflow_policies=self.workflow_policies,
+            workflow_policies=workflow_policies or {},
         )
         self._driver = Driver(
             store,
@@ -105,6 +104,7 @@ class Runtime:
             deterministic=deterministic,
             observer=self.observer,
         )
+        self.workflow_policies = self._deployer.workflow_policies
         self._runs = Runs(self._deployer, self._driver)
         self.mutations: MutationDesk = self._driver.mutations
         self.durable: DurableDesk = self._driver.durable
