@@ -12,13 +12,17 @@ order, in an empty temporary directory. The conventions (also stated in
   exit 0, or the code a trailing ``# exits N`` comment names (`shell_script`);
 - a ``python`` block without a title is a script run with the SDK's Python, and
   must exit 0 (use ``assert`` to check what the reader is told);
-- every other block (``text``, ``console``, ``json``...) is only shown.
+- every other block (``text``, ``console``, ``json``...) is only shown;
+- a line ``--8<-- "PATH"`` inside a block is the file at PATH (relative to the
+  repository; ``pymdownx.snippets`` shows it on the site), so a tutorial can show a
+  shipped fixture without a second copy of it.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 __all__ = ["Block", "Command", "blocks", "commands", "shell_script"]
@@ -30,6 +34,9 @@ _FENCE = re.compile(
 )
 _TITLE = re.compile(r'title="(?P<title>[^"]+)"')
 _EXITS = re.compile(r"\s+#\s*exits\s+(?P<code>\d+)\s*$")
+_SNIPPET = re.compile(r'^--8<-- "(?P<path>[^"]+)"\n?$')
+ROOT = Path(__file__).parents[1]
+"""The repository: where a snippet's PATH is read from (``base_path`` in mkdocs.yml)."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,7 @@ def blocks(markdown: str) -> list[Block]:
     for match in _FENCE.finditer(markdown):
         indent = match["indent"]
         body = "".join(
-            line[len(indent) :] if line.startswith(indent) else line
+            _expand(line[len(indent) :] if line.startswith(indent) else line)
             for line in match["body"].splitlines(keepends=True)
         )
         title = _TITLE.search(match["info"])
@@ -73,6 +80,14 @@ def blocks(markdown: str) -> list[Block]:
             action = "show"
         found.append(Block(action, lang, title["title"] if title else None, body, line))
     return found
+
+
+def _expand(line: str) -> str:
+    """`line`, or the file a ``--8<-- "PATH"`` line names."""
+    snippet = _SNIPPET.match(line)
+    if snippet is None:
+        return line
+    return (ROOT / snippet["path"]).read_text(encoding="utf-8")
 
 
 def commands(block: Block) -> list[Command]:

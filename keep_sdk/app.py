@@ -29,16 +29,18 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from keep_sdk.config import KeepConfig, find_config, install_log_redaction, load_config
-from keep_sdk.connectors import Connector, ConnectorSet
+from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import ServiceDouble
 from keep_sdk.connectors.builtin.seeding import Seed, parse_seed
 from keep_sdk.contract.durable import NotificationOutcome
+from keep_sdk.contract.workflow import WorkflowManifest
 from keep_sdk.errors import ActionRefused, ConfigurationError, KeepError
 from keep_sdk.model import HostPolicy
 from keep_sdk.plugins import KeepPlugins, default_plugins
 from keep_sdk.runtime import NotifyReceipt, PersonActions, Runtime
 from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
-from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Scheduler, StatusReport, build_status
+from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Scheduler
+from keep_sdk.status import StatusReport, build_status
 from keep_sdk.stores import DEFAULT_STORE_URL, Store, store_scheme
 
 __all__ = [
@@ -136,25 +138,39 @@ def read_config(
     explicit: Path | None = None,
     plugins: KeepPlugins | None = None,
 ) -> KeepConfig:
-    """The checked ``keep.toml`` of the store at `store_url`: `explicit` (``--config``), else
-    ``$KEEP_CONFIG``, else ``keep.toml`` next to a SQLite store; an empty configuration when
-    there is none. A bad file is one `ConfigurationError` (`keep_sdk.config.load_config`)."""
+    """The checked ``keep.toml`` of the store at `store_url`, found by
+    `keep_sdk.config.find_config`: `explicit` (``--config``), else ``$KEEP_CONFIG``, else
+    ``keep.toml`` in the working folder or its nearest parent, else next to a SQLite store;
+    an empty configuration when there is none. Its `KeepConfig.source` says which file and
+    why (or where keep looked). A bad file is one `ConfigurationError`
+    (`keep_sdk.config.load_config`)."""
     database = sqlite_path(store_url or DEFAULT_STORE_URL)
-    path = find_config(explicit=explicit, store_dir=database.parent if database else None)
-    return load_config(path, types=(plugins or default_plugins()).connector_types())
+    found = find_config(explicit=explicit, store_dir=database.parent if database else None)
+    return load_config(found, types=(plugins or default_plugins()).connector_types())
 
 
-def _with_configured(
-    registered: ConnectorSet, config: KeepConfig
-) -> tuple[ConnectorSet, list[Connector]]:
+def _with_configured(registered: ConnectorSet, config: KeepConfig) -> ConnectorSet:
+    """The registered connectors and keep.toml's, which are built when first called."""
     clashes = sorted(set(registered) & set(config.connectors))
     if clashes:
         raise ConfigurationError(
             f"{config.path}: connectors.{clashes[0]}: the name {clashes[0]!r} is taken by a "
             "connector a plugin registers; give this instance another name"
         )
-    built = config.build_connectors()
-    return ConnectorSet([*registered.values(), *built]), built
+    return ConnectorSet(list(registered.values()), deferred=config.deferred_connectors())
+
+
+def _frozen_reconcilable(store: Store, connector: str, operation: str) -> bool:
+    for record in store.list_workflows():
+        manifest = WorkflowManifest.model_validate(
+            store.get_workflow_version(record.name).manifest
+        ).connectors
+        for declared in manifest.connectors if manifest is not None else []:
+            if declared.name == connector:
+                for op in declared.operations:
+                    if op.name == operation and op.reconcilable:
+                        return True
+    return False
 
 
 def load_seed(path: Path) -> dict[str, Any]:
@@ -206,11 +222,11 @@ class Installation:
     runtime: Runtime
     doubles_path: Path | None
     config: KeepConfig
-    configured: list[Connector]
     plugins: KeepPlugins
     clock: Callable[[], dt.datetime] | None = None
     runtime_options: dict[str, Any] = field(default_factory=dict)
     make_runtime: RuntimeFactory | None = None
+    assembled: ConnectorSet | None = None
 
     @classmethod
     def open(
@@ -244,7 +260,8 @@ class Installation:
         database error.
 
         `config` is the checked ``keep.toml`` (default: `read_config` for this
-        store): its connectors join the registered ones, its ``[policy]`` is the
+        store): its connectors join the registered ones, each built when a run first
+        calls it (opening builds none, so looking never starts a server), its ``[policy]`` is the
         policy and each ``[workflows.<name>.policy]`` that workflow's (unless
         `policy` is given, which then applies to every workflow), and its
         secrets are masked in every log record from now on.
@@ -296,9 +313,8 @@ class Installation:
                     options[name] = made
             with _opening(f"the connectors' data file {backing}"):
                 registered = plugins.connector_set(**options)
-            connectors, configured = _with_configured(registered, config)
-            if wrap_connectors is not None:
-                connectors = wrap_connectors(connectors)
+            assembled = _with_configured(registered, config)
+            connectors = assembled if wrap_connectors is None else wrap_connectors(assembled)
         except BaseException:
             store.close()
             raise
@@ -324,11 +340,11 @@ class Installation:
             runtime,
             backing,
             config,
-            configured,
             plugins,
             clock,
             runtime_options,
             make_runtime,
+            assembled,
         )
 
     def restart(self) -> Runtime:
@@ -341,15 +357,25 @@ class Installation:
         return self.runtime
 
     def reconcilable(self, connector: str, operation: str) -> bool:
-        """Whether ``connector.operation`` can reconcile (False for an unknown one)."""
-        try:
-            return self.connectors.operation(connector, operation).reconcilable
-        except KeepError:
+        """Whether ``connector.operation`` can reconcile (False for an unknown one).
+
+        Builds nothing: a keep.toml connector not built yet is answered from the
+        connector manifests frozen with the deployed workflows' current versions.
+        """
+        live = self.connectors.built().get(connector)
+        if live is not None:
+            try:
+                return live.operation(operation).reconcilable
+            except KeepError:
+                return False
+        if connector not in self.connectors:
             return False
+        return _frozen_reconcilable(self.store, connector, operation)
 
     def status(self, *, workflow: str | None = None, limit: int = 10) -> StatusReport:
-        """`keep_sdk.scheduler.build_status` of this installation: what came in, what went
-        out, what waits, with complete commands for this store."""
+        """`keep_sdk.status.build_status` of this installation: what came in, what went
+        out, what waits, and what a person can do (``retry`` offered for an escalated
+        mutation only when its connector can reconcile)."""
         return build_status(
             self.store,
             store_url=self.store_url,
@@ -425,8 +451,8 @@ class Installation:
     def _doubles(self) -> dict[str, ServiceDouble]:
         return {
             name: connector
-            for name in self.connectors
-            if isinstance(connector := self.connectors[name], ServiceDouble)
+            for name, connector in self.connectors.built().items()
+            if isinstance(connector, ServiceDouble)
         }
 
     def check_seed(self, document: Any, *, source: str = "the seed data") -> Seed:
@@ -473,10 +499,7 @@ class Installation:
 
     def close(self) -> None:
         """Stop worker processes and release the store's and connectors' connections."""
-        for connector in self.configured:
-            close = getattr(connector, "close", None)
-            if callable(close):
-                close()
+        (self.assembled or self.connectors).close()
         self.runtime.close()
         close = getattr(self.runtime.isolation, "close", None)
         if callable(close):

@@ -37,8 +37,6 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_RETRIED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
-
 
 def _cli_worker() -> str:
     return f"cli:{os.getpid()}"
@@ -124,16 +122,8 @@ def resolve_command(
     [choice] = chosen
     with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
         run = inst.store.get_run(run_id)
-        actions, who = inst.actions, actor()
         with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
-            if choice == "retry" and run.status in _RETRIED:
-                ended = actions.retry(run.id, actor=who)
-            elif choice == "retry":
-                ended = actions.try_again(run.id, actor=who)
-            elif choice == "didnt-happen":
-                ended = actions.didnt_happen(run.id, actor=who)
-            else:
-                ended = actions.skip(run.id, actor=who)
+            ended = inst.actions.resolve(run.id, choice, actor=actor())
     if as_json:
         print_json(ended)
     else:
@@ -192,7 +182,7 @@ def grant_command(
     refused with a did-you-mean (exit 2).
     """
     with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
-        check_permissions(inst, [permission], param_hint="PERMISSION")
+        check_permissions(inst, [permission], param_hint="PERMISSION", workflow=workflow)
         with inst.holding(workflow, worker=_cli_worker(), wait_s=wait):
             resumed = inst.actions.grant(workflow, permission, actor=actor())
     click.echo(f"granted {permission} to {workflow}")

@@ -1,4 +1,5 @@
-"""``keep config``: the configuration in effect, and where each policy value came from."""
+"""``keep config``: the configuration in effect, which file and why, and where each policy value
+came from."""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ __all__ = ["config_command"]
 @json_option
 @reports_errors
 def config_command(store_url: str | None, workflow: str | None, as_json: bool) -> None:
-    """Show the keep.toml in effect: its connectors (secrets masked) and every policy value
-    with its source (default, keep.toml, workflow)."""
+    """Show the keep.toml in effect and why it is the one (--config, $KEEP_CONFIG, the
+    working folder or a parent, next to the store), or where keep looked; its connectors
+    (secrets masked) and every policy value with its source (default, keep.toml, workflow)."""
     config = configuration(store_url)
+    source = config.source
     values = config.policy_values(workflow)
     connectors: list[dict[str, Any]] = [
         {
@@ -39,6 +42,8 @@ def config_command(store_url: str | None, workflow: str | None, as_json: bool) -
         print_json(
             {
                 "file": str(config.path) if config.path else None,
+                "reason": source.reason if source is not None else None,
+                "looked": [str(p) for p in source.looked] if source is not None else [],
                 "workflow": workflow,
                 "connectors": connectors,
                 "policy": [{"key": v.key, "value": v.value, "source": v.source} for v in values],
@@ -46,7 +51,19 @@ def config_command(store_url: str | None, workflow: str | None, as_json: bool) -
         )
         return
     out = console()
-    out.print(styled(f"configuration: {config.path or 'none (built-in defaults)'}", "bold"))
+    if config.path is not None:
+        why = f" ({source.why})" if source is not None else ""
+        out.print(styled(f"configuration: {config.path}{why}", "bold"), soft_wrap=True)
+    else:
+        out.print(styled("configuration: none (built-in defaults)", "bold"))
+        if source is not None and source.looked:
+            out.print(
+                styled(
+                    f"no keep.toml found; looked in {source.places()}. Put one in the "
+                    "working folder, or pass keep --config PATH, or set KEEP_CONFIG"
+                ),
+                soft_wrap=True,
+            )
     for connector in connectors:
         ops = ", ".join(connector["operations"]) or "none"
         out.print(styled(f"connector {connector['name']} ({connector['type']}): {ops}"))

@@ -50,7 +50,8 @@ __all__ = ["COMMANDS", "cli", "main"]
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="keep.toml to use (default: $KEEP_CONFIG, else keep.toml next to a SQLite store).",
+    help="keep.toml to use (default: $KEEP_CONFIG, else keep.toml in the working folder or "
+    "a parent, else next to a SQLite store).",
 )
 @click.pass_context
 def cli(ctx: click.Context, config_path: Path | None) -> None:

@@ -15,12 +15,13 @@ from rich.console import Console
 from keep_sdk.app import Installation
 from keep_sdk.cli.durable_views import print_run_detail, run_detail
 from keep_sdk.cli.options import json_option, opened, store_option
+from keep_sdk.cli.outputs import StatusOutput
 from keep_sdk.cli.support import print_json, reports_errors
 from keep_sdk.cli.text import console
 from keep_sdk.cli.trace_view import print_trace
 from keep_sdk.cli.views import print_events, print_ledger, print_runs, render_status
 from keep_sdk.model import Event, EventStatus, LedgerEntry, LedgerStatus, RunRecord, RunStatus
-from keep_sdk.scheduler import StatusReport
+from keep_sdk.status import StatusReport
 
 __all__ = ["events_command", "ledger_command", "runs_command", "status_command"]
 
@@ -42,7 +43,7 @@ def status_command(store_url: str | None, workflow: str | None, limit: int, as_j
     with opened(store_url, read_only=True) as inst:
         report: StatusReport = inst.status(workflow=workflow, limit=limit)
     if as_json:
-        print_json(report)
+        print_json(StatusOutput.of(report))
     else:
         render_status(report, console())
 

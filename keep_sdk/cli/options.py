@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from keep_sdk.app import ISOLATIONS, Installation, read_config
+from keep_sdk.app import DEFAULT_ISOLATION, ISOLATIONS, Installation, read_config
 from keep_sdk.cli.support import EXIT_USAGE, fail, loaded_plugins
 from keep_sdk.config import KeepConfig
 from keep_sdk.contract.manifest import Manifest
@@ -41,8 +41,9 @@ CONFIG_META = "keep.config_path"
 
 
 def configuration(store_url: str | None) -> KeepConfig:
-    """The checked keep.toml for `store_url` (``keep --config PATH``, ``KEEP_CONFIG``, or next
-    to the store); a bad file exits 2 with its one message."""
+    """The checked keep.toml for `store_url` (``keep --config PATH``, ``$KEEP_CONFIG``,
+    ``keep.toml`` in the working folder or a parent, or next to the store; `read_config`);
+    a bad file exits 2 with its one message."""
     context = click.get_current_context(silent=True)
     explicit = context.meta.get(CONFIG_META) if context is not None else None
     try:
@@ -78,7 +79,7 @@ def isolation_option(func: F) -> F:
     return click.option(
         "--isolation",
         type=click.Choice(ISOLATIONS),
-        default="process",
+        default=DEFAULT_ISOLATION,
         show_default=True,
         help="Run each phase in a killable worker process, or in this process.",
     )(func)
@@ -90,16 +91,22 @@ def json_option(func: F) -> F:
 
 
 def script_manifest(store_url: str | None) -> Manifest:
-    """What scripts may call here: the registered connectors and keep.toml's instances."""
+    """What scripts may call here: the registered connectors and keep.toml's instances (each
+    built to read its manifest, then closed; one that cannot be built raises its
+    `ConfigurationError`); its `origin` says which keep.toml was read and why, or where
+    none was found."""
+    from keep_sdk.connectors import ConnectorSet
     from keep_sdk.plugins import default_plugins
 
+    config = configuration(store_url)
     found = [c.manifest() for c in default_plugins().connectors().values()]
-    for instance in configuration(store_url).build_connectors():
-        found.append(instance.manifest())
-        close = getattr(instance, "close", None)
-        if callable(close):
-            close()
-    return Manifest(connectors=sorted(found, key=lambda c: c.name))
+    configured = ConnectorSet([], deferred=config.deferred_connectors())
+    try:
+        found += configured.manifest().connectors
+    finally:
+        configured.close()
+    origin = config.source.describe() if config.source is not None else None
+    return Manifest(connectors=sorted(found, key=lambda c: c.name), origin=origin)
 
 
 def load_script(
@@ -148,7 +155,7 @@ def opened(
     store_url: str | None,
     *,
     doubles: Path | None = None,
-    isolation: str = "in-process",
+    isolation: str = DEFAULT_ISOLATION,
     read_only: bool = False,
     must_exist: bool = False,
 ) -> Iterator[Installation]:

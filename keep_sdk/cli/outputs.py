@@ -6,15 +6,18 @@ the schema of COMMAND's `--json` output; `OUTPUTS` maps each command to its type
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
+from keep_sdk.cli.remedies import command
 from keep_sdk.conformance.store_suite import SuiteReport
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import Event, LedgerEntry, RunRecord, UtcDatetime
-from keep_sdk.scheduler import Activity, StatusReport
+from keep_sdk.scheduler import Activity
+from keep_sdk.status import StatusReport, Waiting, WorkflowStatus
 from keep_sdk.stores import PublishResult, WorkflowRecord
 from keep_sdk.stores.sql import AcceptedRollback
 from keep_sdk.validator import ReportSet
@@ -24,6 +27,7 @@ __all__ = [
     "DeployOutput",
     "RollbackOutput",
     "RunOutput",
+    "StatusOutput",
     "SuiteOutput",
     "WorkflowOutput",
     "output_schema",
@@ -49,6 +53,44 @@ class DeployOutput(_Output):
     missing: list[str] = Field(description="Needed permissions not granted yet, sorted.")
 
 
+class WaitingOutput(Waiting):
+    """What waits, with what a person can do spelled as complete ``keep`` commands."""
+
+    commands: list[str] = Field(
+        description="Each of `remedies` as a command for this store, in the same order."
+    )
+
+
+class WorkflowStatusOutput(WorkflowStatus):
+    """One workflow of ``keep status --json``."""
+
+    waiting: Sequence[WaitingOutput]
+
+
+class StatusOutput(StatusReport):
+    """``keep status --json``: the status read model, each waiting item with its commands."""
+
+    workflows: Sequence[WorkflowStatusOutput]
+
+    @classmethod
+    def of(cls, report: StatusReport) -> StatusOutput:
+        """`report` with the commands for its store added to every waiting item."""
+        return cls(
+            store=report.store,
+            workflows=[_workflow(workflow, report.store) for workflow in report.workflows],
+        )
+
+
+def _workflow(workflow: WorkflowStatus, store_url: str) -> WorkflowStatusOutput:
+    waiting = [_waiting(item, store_url) for item in workflow.waiting]
+    return WorkflowStatusOutput(**{**dict(workflow), "waiting": waiting})
+
+
+def _waiting(item: Waiting, store_url: str) -> WaitingOutput:
+    commands = [command(remedy, store_url=store_url) for remedy in item.remedies]
+    return WaitingOutput(**dict(item), commands=commands)
+
+
 class RunOutput(_Output):
     """``keep run --json``: what was deployed, what the scheduler did, and the status after."""
 
@@ -56,7 +98,7 @@ class RunOutput(_Output):
     version: int
     deployed: bool
     activities: list[Activity]
-    status: StatusReport
+    status: StatusOutput
 
 
 class WorkflowOutput(_Output):
@@ -125,7 +167,7 @@ OUTPUTS: dict[str, Any] = {
     "run": RunOutput,
     "runs": list[RunRecord],
     "skip": Event,
-    "status": StatusReport,
+    "status": StatusOutput,
     "validate": ReportSet,
 }
 """Command → the type of its `--json` output (``keep validate``: ``--format json``, also

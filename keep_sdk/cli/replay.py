@@ -110,7 +110,8 @@ def replay_command(
                 workflow=workflow,
                 since=start,
                 limit=limit,
-                policy=inst.runtime.policy,
+                policy=inst.runtime.policy_for(workflow or checked.manifest.name or ""),
+                isolation=inst.runtime.isolation,
             )
     except ConfigurationError as exc:
         fail(str(exc), code=EXIT_USAGE)

@@ -22,7 +22,7 @@ from keep_sdk.cli.options import (
     opened,
     store_option,
 )
-from keep_sdk.cli.outputs import RunOutput
+from keep_sdk.cli.outputs import RunOutput, StatusOutput
 from keep_sdk.cli.support import (
     EXIT_PROBLEM,
     EXIT_USAGE,
@@ -138,7 +138,7 @@ def run_command(
                     version=version,
                     deployed=deployed,
                     activities=activities,
-                    status=report,
+                    status=StatusOutput.of(report),
                 )
             )
         else:

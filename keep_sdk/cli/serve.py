@@ -72,4 +72,12 @@ def serve_command(store_url: str | None, host: str, port: int, token: str | None
         click.echo(f"keep console on {settings.store_url or 'the default store'}", err=True)
         click.echo(f"sign in: {link}", err=True)
 
-    serve(settings, token_configured=configured, announce=announce)
+    from keep_sdk.cli.options import opened
+
+    with opened(store_url, isolation=settings.isolation, must_exist=True) as installation:
+        serve(
+            settings,
+            token_configured=configured,
+            announce=announce,
+            installation=installation,
+        )

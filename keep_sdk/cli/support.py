@@ -107,11 +107,18 @@ def print_json(value: Any) -> None:
         click.echo(json.dumps(value, indent=2, default=str))
 
 
-def check_permissions(inst: Installation, permissions: Iterable[str], *, param_hint: str) -> None:
-    """Refuse as bad usage (exit 2, with a did-you-mean) any permission no connector declares."""
+def check_permissions(
+    inst: Installation,
+    permissions: Iterable[str],
+    *,
+    param_hint: str,
+    workflow: str | None = None,
+) -> None:
+    """Refuse as bad usage (exit 2, with a did-you-mean) any permission no connector declares
+    (one `workflow`'s frozen connectors declare is accepted without building any)."""
     for permission in permissions:
         try:
-            inst.actions.check_permission(permission)
+            inst.actions.check_permission(permission, workflow=workflow)
         except ActionRefused as exc:
             raise click.BadParameter(str(exc), param_hint=param_hint) from None
 

@@ -104,7 +104,8 @@ def validate_command(paths: tuple[str, ...], fmt: str, mutate_reads: str) -> Non
     """Check workflow scripts statically; exit 1 when any has an error.
 
     Scripts may call the registered connectors and those keep.toml configures
-    (``keep --config PATH``, ``$KEEP_CONFIG`` or ``.keep/keep.toml``).
+    (``keep --config PATH``, ``$KEEP_CONFIG``, ``keep.toml`` in the working folder or a
+    parent, or ``.keep/keep.toml``; `keep config` says which).
 
     PATH is a .js file, a directory (every .js file in it, recursively) or -
     for standard input. Each problem is printed as file:line:column with the

@@ -2,7 +2,8 @@
 
 Each takes contract models (a `StatusReport`, `Event`, `RunRecord`,
 `LedgerEntry`) and only formats them; what they contain is decided below the
-command line (``keep_sdk.scheduler.build_status``, the store).
+command line (``keep_sdk.status.build_status``, the store). What a person can do
+(`Remedy`) is spelled as a ``keep`` command here (`keep_sdk.cli.remedies`).
 
 Contracts: every string that comes from a script, an event or the store is
 rendered as literal `Text` (markup in it is shown, never interpreted); ids and
@@ -19,10 +20,11 @@ from pydantic import JsonValue
 from rich.console import Console
 from rich.text import Text
 
+from keep_sdk.cli.remedies import command
 from keep_sdk.cli.text import line, styled
 from keep_sdk.model import Event, LedgerEntry, RunRecord
 from keep_sdk.runtime import ledger_decision
-from keep_sdk.scheduler import StatusReport, WorkflowStatus
+from keep_sdk.status import StatusReport, WorkflowStatus
 
 __all__ = ["at", "print_events", "print_ledger", "print_runs", "render_status"]
 
@@ -49,10 +51,10 @@ def render_status(report: StatusReport, console: Console) -> None:
         )
         return
     for workflow in report.workflows:
-        _section(workflow, console)
+        _section(workflow, report.store, console)
 
 
-def _section(workflow: WorkflowStatus, console: Console) -> None:
+def _section(workflow: WorkflowStatus, store_url: str, console: Console) -> None:
     flags = " [paused]" if workflow.paused else ""
     worker = f" on {workflow.worker}" if workflow.worker else ""
     _out(console, styled(f"{workflow.name} v{workflow.version}{flags}{worker}", "bold"))
@@ -85,10 +87,10 @@ def _section(workflow: WorkflowStatus, console: Console) -> None:
                 line("    ", styled(wait.subject, "bold" if wait.needs_person else ""))
                 + styled(f": {wait.why}"),
             )
-            if not wait.commands:
+            if not wait.remedies:
                 _out(console, styled("      nothing to do: it continues by itself", "dim"))
-            for command in wait.commands:
-                _out(console, line("      ", styled(command, "cyan")))
+            for remedy in wait.remedies:
+                _out(console, line("      ", styled(command(remedy, store_url=store_url), "cyan")))
     else:
         _out(console, styled("  Nothing waits for you.", "green"))
     summary = ", ".join(f"{n} {s}" for s, n in sorted(workflow.runs.items())) or "no runs"

@@ -1,28 +1,35 @@
 """``keep.toml``: connector instances, the host policy and per-workflow overrides, secrets.
 
-`find_config` says which file applies, `load_config` checks it into a
-`KeepConfig` (one `ConfigurationError` listing every problem), and
+`find_config` says which file applies and why (a `ConfigSource`: ``--config``,
+``$KEEP_CONFIG``, the working folder or a parent, next to the store),
+`load_config` checks it into a `KeepConfig` (one `ConfigurationError` listing
+every problem, every relative path resolved against the file's folder), and
 `install_log_redaction` keeps its secrets out of every log record.
 """
 
-from keep_sdk.config.load import (
+from keep_sdk.config.find import (
     CONFIG_ENV,
     CONFIG_NAME,
-    ConfiguredInstance,
-    KeepConfig,
+    ConfigReason,
+    ConfigSource,
     find_config,
-    load_config,
 )
+from keep_sdk.config.load import ConfiguredInstance, KeepConfig, load_config
+from keep_sdk.config.paths import RelativePaths, resolve_paths
 from keep_sdk.config.policy import PolicyValue
 from keep_sdk.config.redaction import install_log_redaction
 
 __all__ = [
     "CONFIG_ENV",
     "CONFIG_NAME",
+    "ConfigReason",
+    "ConfigSource",
     "ConfiguredInstance",
     "KeepConfig",
     "PolicyValue",
+    "RelativePaths",
     "find_config",
     "install_log_redaction",
     "load_config",
+    "resolve_paths",
 ]

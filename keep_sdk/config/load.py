@@ -1,18 +1,20 @@
-"""Finding and loading ``keep.toml`` into a checked `KeepConfig`."""
+"""Loading ``keep.toml`` into a checked `KeepConfig` (`keep_sdk.config.find` finds it)."""
 
 from __future__ import annotations
 
-import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from keep_sdk.config.errors import config_error, explain
+from keep_sdk.config.find import ConfigSource, absolute
 from keep_sdk.config.model import KeepConfigFile
+from keep_sdk.config.paths import resolve_paths
 from keep_sdk.config.policy import PolicyValue, checked_policy, merge, policy_values
 from keep_sdk.config.references import SecretSource, load_secrets_file, resolve_references
 from keep_sdk.connectors.base import Connector
@@ -21,42 +23,7 @@ from keep_sdk.connectors.secrets import Redactor, Secret
 from keep_sdk.errors import ConfigurationError
 from keep_sdk.model import HostPolicy
 
-__all__ = [
-    "CONFIG_ENV",
-    "CONFIG_NAME",
-    "ConfiguredInstance",
-    "KeepConfig",
-    "find_config",
-    "load_config",
-]
-
-CONFIG_ENV = "KEEP_CONFIG"
-CONFIG_NAME = "keep.toml"
-
-
-def find_config(
-    *,
-    explicit: Path | None = None,
-    store_dir: Path | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> Path | None:
-    """The configuration file to use: `explicit` (``--config``), else ``$KEEP_CONFIG``, else
-    ``keep.toml`` in `store_dir` (the folder of a SQLite store) when it exists, else None.
-
-    A file named by ``--config`` or ``KEEP_CONFIG`` that does not exist is a
-    `ConfigurationError`."""
-    env = os.environ if environ is None else environ
-    for named, how in ((explicit, "--config"), (env.get(CONFIG_ENV) or None, CONFIG_ENV)):
-        if named is not None:
-            path = Path(named).expanduser()
-            if not path.is_file():
-                raise ConfigurationError(
-                    f"{how} names {path}, which is not a file; create it or fix the path"
-                )
-            return path
-    if store_dir is not None and (store_dir / CONFIG_NAME).is_file():
-        return store_dir / CONFIG_NAME
-    return None
+__all__ = ["ConfiguredInstance", "KeepConfig", "load_config"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +44,7 @@ class KeepConfig:
     """A checked ``keep.toml``: connector instances, the policy and per-workflow overrides.
 
     `secrets` are every resolved reference; `redact` masks them in any text.
+    `source` says which file this is and why (None: built without a lookup).
     """
 
     path: Path | None = None
@@ -84,6 +52,7 @@ class KeepConfig:
     file_policy: dict[str, Any] = field(default_factory=dict)
     workflow_policies: dict[str, dict[str, Any]] = field(default_factory=dict)
     secrets: tuple[Secret, ...] = ()
+    source: ConfigSource | None = None
 
     @property
     def policy(self) -> HostPolicy:
@@ -102,20 +71,36 @@ class KeepConfig:
         )
 
     def build_connectors(self) -> list[Connector]:
-        """An instance of every configured connector, in name order."""
+        """An instance of every configured connector, in name order; the first that cannot be
+        built closes the ones built before and raises its `ConfigurationError`."""
         built: list[Connector] = []
-        for name in sorted(self.connectors):
+        for build in self.deferred_connectors().values():
             try:
-                built.append(self.connectors[name].build())
-            except ImportError as exc:
+                built.append(build())
+            except BaseException:
                 for connector in built:
                     getattr(connector, "close", lambda: None)()
-                raise ConfigurationError(
-                    f"{self.path}: connectors.{name} (type "
-                    f"{self.connectors[name].type.name!r}) needs a package that is not "
-                    f"installed ({exc.name}); install keep-sdk[{self.connectors[name].type.name}]"
-                ) from None
+                raise
         return built
+
+    def deferred_connectors(self) -> dict[str, Callable[[], Connector]]:
+        """A builder of every configured connector, in name order; nothing is built here.
+
+        Calling one builds its instance (an MCP server is started or connected to)
+        and raises a `ConfigurationError` naming the connector when it cannot: a
+        package that is not installed, a server that cannot be started or reached.
+        """
+        return {name: partial(self._build, name) for name in sorted(self.connectors)}
+
+    def _build(self, name: str) -> Connector:
+        instance = self.connectors[name]
+        try:
+            return instance.build()
+        except ImportError as exc:
+            raise ConfigurationError(
+                f"{self.path}: connectors.{name} (type {instance.type.name!r}) needs a package "
+                f"that is not installed ({exc.name}); install keep-sdk[{instance.type.name}]"
+            ) from None
 
     def redact(self, text: str) -> str:
         """`text` with every secret of this configuration masked."""
@@ -138,19 +123,32 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def load_config(
-    path: Path | None,
+    path: Path | ConfigSource | None,
     *,
     types: Mapping[str, ConnectorType],
     environ: Mapping[str, str] | None = None,
 ) -> KeepConfig:
-    """Read and check the configuration at `path` (None: an empty configuration).
+    """Read and check the configuration at `path` (None, or a `ConfigSource` that found
+    none: an empty configuration). A `ConfigSource` (`find_config`) is kept as the
+    result's `source`; a plain path is recorded as ``given``.
+
+    Every relative path in the file (``secrets_file``, each connector's path settings,
+    see `keep_sdk.config.paths`) is resolved against the file's folder.
 
     Every problem (TOML syntax, unknown keys, a connector type that is not
     installed, bad settings, a missing secret, a bad policy value) is collected
     into one `ConfigurationError` naming the file, each key and what to write.
     """
-    if path is None:
+    if isinstance(path, ConfigSource):
+        source_of = path
+    elif path is not None:
+        source_of = ConfigSource(path=absolute(path), reason="given")
+    else:
         return KeepConfig()
+    if source_of.path is None:
+        return KeepConfig(source=source_of)
+    path = source_of.path
+    folder = path.parent
     raw = _read(path)
     try:
         top = KeepConfigFile.model_validate(raw)
@@ -159,7 +157,7 @@ def load_config(
     problems: list[str] = []
     source = SecretSource(environ=environ)
     if top.secrets_file is not None:
-        secrets_path = (path.parent / top.secrets_file).expanduser()
+        secrets_path = folder / Path(top.secrets_file).expanduser()
         try:
             source = SecretSource(
                 environ=environ,
@@ -192,7 +190,8 @@ def load_config(
             problems.append(str(exc))
             continue
         try:
-            instances[name] = ConfiguredInstance(name, kind, kind.settings.model_validate(settings))
+            checked = kind.settings.model_validate(settings)
+            instances[name] = ConfiguredInstance(name, kind, resolve_paths(checked, folder))
         except ValidationError as exc:
             problems += explain(exc, prefix=where)
     if problems:
@@ -203,4 +202,5 @@ def load_config(
         file_policy=file_policy,
         workflow_policies=workflow_policies,
         secrets=tuple(source.used),
+        source=source_of,
     )

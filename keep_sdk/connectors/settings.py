@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -10,7 +12,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from keep_sdk.connectors.configured import OperationSpec, check_arguments_schema
 from keep_sdk.model import OperationKind
 
-__all__ = ["OperationSettings", "Settings", "check_operation_name", "permission_for"]
+__all__ = [
+    "OperationSettings",
+    "Settings",
+    "check_operation_name",
+    "permission_for",
+    "resolve_path",
+]
 
 _JS_NAME = re.compile(r"^[a-z][A-Za-z0-9]*$")
 
@@ -70,3 +78,10 @@ def check_operation_name(name: str) -> str:
             "letter, such as 'addNote'"
         )
     return name
+
+
+def resolve_path(path: str, folder: Path) -> str:
+    """`path` as an absolute, normalised path: ``~`` expanded, a relative one joined to
+    `folder` (the folder of the keep.toml that wrote it)."""
+    expanded = Path(path).expanduser()
+    return os.path.normpath(expanded if expanded.is_absolute() else folder / expanded)

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from keep_sdk.app import Installation
-from keep_sdk.model import RunRecord, RunStatus
-from keep_sdk.runtime import NotifyReceipt
+from keep_sdk.model import RunRecord
+from keep_sdk.runtime import NotifyReceipt, ResolveChoice
 
 __all__ = ["ActionRequest", "ActionResult", "Actions"]
 
-_RETRIED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
-
-Choice = Literal["retry", "didnt-happen", "skip"]
+_T = TypeVar("_T")
 
 
 class ActionRequest(BaseModel):
@@ -34,7 +32,7 @@ class ActionRequest(BaseModel):
     permission: str | None = Field(default=None, min_length=1, max_length=200)
     run: str | None = Field(default=None, min_length=1, max_length=64)
     event: str | None = Field(default=None, min_length=1, max_length=64)
-    choice: Choice | None = None
+    choice: ResolveChoice | None = None
     reason: str | None = Field(default=None, max_length=1000)
 
     @model_validator(mode="after")
@@ -64,7 +62,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _need(value: str | None) -> str:
+def _need(value: _T | None) -> _T:
     assert value is not None, "ActionRequest checks its fields"
     return value
 
@@ -112,7 +110,7 @@ class Actions:
             workflow = _need(request.workflow)
             permission = _need(request.permission)
             inst.store.get_workflow(workflow)
-            acts.check_permission(permission)
+            acts.check_permission(permission, workflow=workflow)
             with inst.holding(workflow, worker=self._worker, wait_s=self.wait_s):
                 resumed = acts.grant(workflow, permission, actor=who)
             return ActionResult(message=f"granted {permission} to {workflow}", runs=resumed)
@@ -124,16 +122,8 @@ class Actions:
                 message=f"cancelled the wait of run {ended.id}; it is {ended.status.value}",
                 runs=[ended],
             )
-        choice = request.choice
         with inst.holding(run.workflow, worker=self._worker, wait_s=self.wait_s):
-            if choice == "retry" and run.status in _RETRIED:
-                ended = acts.retry(run.id, actor=who)
-            elif choice == "retry":
-                ended = acts.try_again(run.id, actor=who)
-            elif choice == "didnt-happen":
-                ended = acts.didnt_happen(run.id, actor=who)
-            else:
-                ended = acts.skip(run.id, actor=who)
+            ended = acts.resolve(run.id, _need(request.choice), actor=who)
         return ActionResult(
             message=f"run {ended.id} ({ended.handler}) is {ended.status.value} "
             f"at {ended.phase.value}",

@@ -33,7 +33,7 @@ from keep_sdk.console._web import (
 )
 from keep_sdk.contract.durable import NotificationOutcome
 from keep_sdk.errors import KeepError
-from keep_sdk.scheduler import StatusReport
+from keep_sdk.status import StatusReport
 
 __all__ = ["API", "openapi_document"]
 
@@ -165,12 +165,30 @@ _MODELS: list[type[BaseModel]] = [
 ]
 
 _GETS: list[tuple[str, str, type[BaseModel], type[BaseModel] | None, str]] = [
-    ("/api/status", "status", StatusReport, StatusQuery, "keep status --json"),
+    (
+        "/api/status",
+        "status",
+        StatusReport,
+        StatusQuery,
+        "the status read model, as `keep status --json` less its commands",
+    ),
     ("/api/workflows/{name}/flow", "flow", views.FlowPage, FlowQuery, "inputs → outputs"),
-    ("/api/events", "events", views.EventPage, EventQuery, "keep events --json, a page"),
-    ("/api/runs", "runs", views.RunPage, RunQuery, "keep runs --json, a page"),
+    (
+        "/api/events",
+        "events",
+        views.EventPage,
+        EventQuery,
+        "a page of the rows of `keep events --json`",
+    ),
+    ("/api/runs", "runs", views.RunPage, RunQuery, "`keep runs --json`, a page"),
     ("/api/runs/{run_id}", "run", views.RunView, None, "one run and its allowed actions"),
-    ("/api/ledger", "ledger", views.LedgerPage, LedgerQuery, "keep ledger --json, a page"),
+    (
+        "/api/ledger",
+        "ledger",
+        views.LedgerPage,
+        LedgerQuery,
+        "a page of the rows of `keep ledger --json`",
+    ),
 ]
 
 

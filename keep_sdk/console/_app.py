@@ -118,13 +118,16 @@ def serve(
     *,
     token_configured: bool,
     announce: Callable[[str], None] = print,
+    installation: Installation | None = None,
 ) -> None:
     """Serve the console until interrupted; refuses a non-loopback host without a configured
-    token (`ConfigurationError`). `announce` gets the sign-in link once the store is open."""
+    token (`ConfigurationError`). `announce` gets the sign-in link once the store is open.
+    The console acts on `installation` (closed by the caller) when given, else on one it
+    opens at `settings.store_url`."""
     import uvicorn
 
     check_bind(settings.host, token_configured=token_configured)
-    app = create_app(settings)
+    app = create_app(settings, installation=installation)
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     announce(f"http://{host}:{settings.port}/login?token={settings.token}")
     uvicorn.run(

@@ -16,7 +16,7 @@ from starlette.responses import RedirectResponse, Response
 
 from keep_sdk.console import _views as views
 from keep_sdk.console._actions import ActionRequest
-from keep_sdk.console._overview import WorkflowSummary, overview
+from keep_sdk.console._overview import overview
 from keep_sdk.console._queries import EventQuery, FlowQuery, LedgerQuery, RunQuery
 from keep_sdk.console._security import COOKIE
 from keep_sdk.console._web import (
@@ -27,8 +27,9 @@ from keep_sdk.console._web import (
     query,
     signed_in,
 )
-from keep_sdk.errors import KeepError
+from keep_sdk.errors import KeepError, NotFound
 from keep_sdk.model import EventStatus, LedgerStatus, RunStatus
+from keep_sdk.status import WorkflowStatus
 
 __all__ = ["PAGES"]
 
@@ -114,9 +115,12 @@ async def workflow(request: Request) -> Response:
             inst.store, name, before=q.before, limit=q.limit or console.settings.page_size
         )
 
-    def summary() -> WorkflowSummary | None:
-        found = overview(inst.store, now=inst.runtime.now()).workflows
-        return next((w for w in found if w.name == name), None)
+    def summary() -> WorkflowStatus | None:
+        try:
+            [found] = inst.status(workflow=name, limit=1).workflows
+        except NotFound:
+            return None
+        return found
 
     return await _page(
         request, "workflow.html", build, name=name, status=await run_in_threadpool(summary)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keep_sdk.app import DEFAULT_ISOLATION
 from keep_sdk.errors import ConfigurationError
 
 __all__ = [
@@ -87,7 +88,7 @@ class ConsoleSettings(BaseModel):
     token: str = Field(default_factory=new_token, min_length=16, repr=False)
     actor: str = Field(default_factory=default_actor, min_length=1)
     page_size: int = Field(default=50, ge=1, le=500)
-    isolation: str = "process"
+    isolation: str = DEFAULT_ISOLATION
     live_interval_s: float = Field(default=1.0, gt=0, description="How often SSE looks.")
     action_wait_s: float = Field(
         default=30.0, ge=0, description="How long an action waits for a worker's lease."

@@ -24,7 +24,7 @@ from keep_sdk.model import (
     RunRecord,
     RunStatus,
 )
-from keep_sdk.runtime import ledger_decision
+from keep_sdk.runtime import ledger_decision, resolve_choices
 from keep_sdk.stores import Store, SupportsPages
 
 __all__ = [
@@ -56,8 +56,6 @@ _PHASES = (
     RunPhase.EMITTING,
     RunPhase.COMMITTED,
 )
-_ESCALATED = (LedgerStatus.INDETERMINATE, LedgerStatus.NEEDS_RECONCILE)
-_RETRYABLE = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
 
 
 class View(BaseModel):
@@ -334,14 +332,7 @@ def run_actions(run: RunRecord, entry: LedgerEntry | None, *, reconcilable: bool
         return ["grant"]
     if run.status in (RunStatus.PAUSED_WAITING, RunStatus.PAUSED_TIMEOUT):
         return ["cancel"]
-    if run.status is RunStatus.PAUSED_RECONCILIATION and entry is not None:
-        if entry.status in _ESCALATED:
-            return [*(["retry"] if reconcilable else []), "didnt-happen", "skip"]
-        if entry.status is LedgerStatus.FAILED:
-            return ["didnt-happen"]
-    if run.status in _RETRYABLE:
-        return ["retry"]
-    return []
+    return [choice.value for choice in resolve_choices(run, entry, reconcilable=reconcilable)]
 
 
 def _timeline(run: RunRecord) -> list[PhaseStep]:

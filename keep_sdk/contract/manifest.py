@@ -71,6 +71,13 @@ class Manifest(_Frozen):
     """Every connector a script may use, sorted by name."""
 
     connectors: list[ConnectorManifest] = Field(default_factory=list)
+    origin: str | None = Field(
+        default=None,
+        exclude=True,
+        description="Where the configured connectors come from, for diagnostics about an "
+        "unknown connector: which keep.toml was read and why, or where none was found. "
+        "Never serialised.",
+    )
 
     def connector(self, name: str) -> ConnectorManifest:
         """The connector called `name`; `UnknownConnector` lists the known ones."""

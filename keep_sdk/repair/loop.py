@@ -19,13 +19,14 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from keep_sdk.cases import CaseResult, run_case_file
+from keep_sdk.config import KeepConfig
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.errors import ConfigurationError, KeepError
 from keep_sdk.model import HostPolicy
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.repair.replay import ReplayOutcome, ReplaySummary, replay_runs
 from keep_sdk.repair.surface import SurfaceDiff, diff_surfaces, surface_of
-from keep_sdk.repair.testing import CaseResult, run_case_file
 from keep_sdk.stores import Store
 from keep_sdk.validator import Diagnostic, Severity
 
@@ -144,6 +145,19 @@ def _in_use(manifest: Manifest, operations: list[str], unknown: set[str]) -> Man
     return Manifest(connectors=kept)
 
 
+def _manifest(plugins: KeepPlugins, config: KeepConfig) -> Manifest:
+    """What scripts may call on an installation of `plugins` and `config`."""
+    configured = config.build_connectors()
+    try:
+        extra = [connector.manifest() for connector in configured]
+    finally:
+        for connector in configured:
+            close = getattr(connector, "close", None)
+            if callable(close):
+                close()
+    return Manifest(connectors=[*plugins.manifest().connectors, *extra])
+
+
 def check(
     source: str,
     *,
@@ -154,8 +168,13 @@ def check(
     plugins: KeepPlugins | None = None,
     policy: HostPolicy | None = None,
     filename: str | None = None,
+    config: KeepConfig | None = None,
 ) -> Verdict:
     """Check `source` before it is deployed; see `Verdict`.
+
+    The script is checked against the installation that will run it: the
+    connectors of `plugins` (default: the installed ones) and of the ``keep.toml``
+    `config` (default: none), and its cases run on that installation.
 
     `deployed`: the source of the version it replaces (for the permission diff).
     `cases`: a ``*.keep.yaml`` file, run with `source` in place of the script it
@@ -165,8 +184,9 @@ def check(
     that cannot be used.
     """
     plugins = plugins or KeepPlugins()
-    connectors = plugins.manifest()
-    report = plugins.validate(source, policy=policy, filename=filename)
+    config = config if config is not None else KeepConfig()
+    connectors = _manifest(plugins, config)
+    report = plugins.validate(source, policy=policy, filename=filename, connectors=connectors)
     rules = {rule.meta.id: rule.meta for rule in plugins.rules()}
     broken = {d.rule for d in report.diagnostics}
     rules_reference = {
@@ -195,7 +215,9 @@ def check(
     case_results: list[CaseResult] | None = None
     replayed: ReplaySummary | None = None
     if report.ok and cases is not None:
-        case_results = run_case_file(Path(cases), source=source)
+        case_results = run_case_file(
+            Path(cases), source=source, filename=filename, plugins=plugins, config=config
+        )
     if report.ok and replay is not None and report.workflow is not None:
         replayed = replay_runs(
             source,

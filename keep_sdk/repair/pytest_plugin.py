@@ -18,7 +18,7 @@ import pytest
 from keep_sdk.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from keep_sdk.repair.cases import CaseFile, TestCase
+    from keep_sdk.cases import Case, CaseFile
 
 __all__ = ["CASE_SUFFIX", "KeepCaseFile", "KeepCaseItem", "pytest_collect_file"]
 
@@ -37,8 +37,7 @@ class KeepCaseFile(pytest.File):
     """A case file: one test item per case."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from keep_sdk.repair.cases import load_case_file
-        from keep_sdk.repair.testing import workflow_source
+        from keep_sdk.cases import load_case_file, workflow_source
 
         try:
             cases = load_case_file(self.path)
@@ -57,7 +56,7 @@ class KeepCaseItem(pytest.Item):
     def __init__(
         self,
         *,
-        case: TestCase,
+        case: Case,
         cases: CaseFile,
         source: str,
         script: Path,
@@ -71,7 +70,7 @@ class KeepCaseItem(pytest.Item):
 
     def runtest(self) -> None:
         """Run the case; fail with its diff when an expectation does not hold."""
-        from keep_sdk.repair.testing import run_case
+        from keep_sdk.cases import run_case
 
         try:
             result = run_case(self.source, self.case, self.cases, filename=self.script.name)

@@ -49,10 +49,10 @@ from keep_sdk.runtime.checks import check_prepare_result
 from keep_sdk.sandbox import (
     Completed,
     Determinism,
-    InProcessIsolation,
     Isolation,
     MutationRequested,
     PhaseRequest,
+    ProcessIsolation,
 )
 from keep_sdk.stores import Store
 
@@ -444,7 +444,9 @@ def replay_runs(
     """Replay the committed runs of `workflow` (the script's own name by default) recorded in
     `store` with `source` (its checked `manifest`); read only, nothing is written.
 
-    `since` keeps runs created at or after it; `limit` the most recent ones. Raises
+    `since` keeps runs created at or after it; `limit` the most recent ones. Each phase
+    runs in `isolation`; by default in a worker process of its own (the installation's
+    default, `keep_sdk.app.DEFAULT_ISOLATION`), stopped when the replay ends. Raises
     `ConfigurationError` when the store holds no such workflow.
     """
     name = workflow or manifest.name
@@ -466,15 +468,20 @@ def replay_runs(
     skipped = len(runs) - len(committed)
     if limit is not None:
         committed = committed[-limit:]
+    owned = ProcessIsolation() if isolation is None else None
     replayer = _Replayer(
         source,
         manifest,
         connectors,
         record.grants,
         policy or HostPolicy(),
-        isolation or InProcessIsolation(),
+        isolation if isolation is not None else owned or ProcessIsolation(),
     )
-    results = [_replay_one(replayer, run) for run in committed]
+    try:
+        results = [_replay_one(replayer, run) for run in committed]
+    finally:
+        if owned is not None:
+            owned.close()
     permissions = sorted({p for r in results for p in r.new_permissions})
     return ReplaySummary(
         workflow=name,

@@ -1,6 +1,6 @@
 """The runtime: one producer or consumer run through the sandbox, the store and connectors."""
 
-from keep_sdk.runtime.actions import PersonActions, ledger_decision
+from keep_sdk.runtime.actions import PersonActions, ResolveChoice, ledger_decision, resolve_choices
 from keep_sdk.runtime.durable import NotifyReceipt
 from keep_sdk.runtime.engine import CheckedScript, Runtime
 from keep_sdk.runtime.failures import Route, classify, route
@@ -12,11 +12,13 @@ __all__ = [
     "NotifyReceipt",
     "PersonActions",
     "PhaseHost",
+    "ResolveChoice",
     "Route",
     "Runtime",
     "classify",
     "ledger_decision",
     "next_run_at",
+    "resolve_choices",
     "route",
     "script_event",
 ]

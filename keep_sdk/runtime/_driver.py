@@ -22,6 +22,7 @@ from pydantic import JsonValue
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.contract.workflow import ConsumerManifest
 from keep_sdk.errors import (
+    ConfigurationError,
     EventNotPending,
     InternalError,
     KeepError,
@@ -76,6 +77,7 @@ from keep_sdk.stores import (
 
 if TYPE_CHECKING:
     from keep_sdk.contract.durable import Invocation
+    from keep_sdk.contract.manifest import Manifest
 
 __all__ = ["TRANSIENT_MARK", "Driver"]
 
@@ -333,6 +335,16 @@ class Driver:
             message_id_seed=f"{run.workflow}\x1f{run.handler}\x1f{chain_root(self.store, run)}",
         )
 
+    def _run_manifest(self, loaded: LoadedVersion) -> Manifest:
+        """The connectors a phase of `loaded` sees: those frozen at deploy (the live ones for a
+        version recorded before); a connector that cannot be built now is transient."""
+        if loaded.manifest.connectors is not None:
+            return loaded.manifest.connectors
+        try:
+            return self.deployer.manifest
+        except ConfigurationError as exc:
+            raise TransientError(str(exc)) from exc
+
     def _execute(
         self,
         run: RunRecord,
@@ -353,9 +365,7 @@ class Driver:
             has_state=has_state,
             prepared=prepared,
             mutation_result=mutation_result,
-            manifest=self.deployer.manifest
-            if loaded.manifest.connectors is None
-            else loaded.manifest.connectors,
+            manifest=self._run_manifest(loaded),
             subscribed_topics=tuple(host.subscribed),
             publish_topics=tuple(host.publishable),
             policy=self.policy_for(run.workflow),

@@ -9,10 +9,11 @@ instead, when the run or event is not in a state the action applies to.
 from __future__ import annotations
 
 import difflib
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from keep_sdk.contract.workflow import WorkflowManifest
-from keep_sdk.errors import ActionRefused, InvalidArguments, LogicError
+from keep_sdk.errors import ActionRefused, InvalidArguments, LogicError, NotFound
 from keep_sdk.model import (
     Event,
     HandlerKind,
@@ -32,10 +33,43 @@ from keep_sdk.stores import Publication, PublishResult, Resolution, WorkflowReco
 if TYPE_CHECKING:
     from keep_sdk.runtime.engine import Runtime
 
-__all__ = ["PersonActions", "ledger_decision"]
+__all__ = ["PersonActions", "ResolveChoice", "ledger_decision", "resolve_choices"]
 
 _ESCALATED = (LedgerStatus.INDETERMINATE, LedgerStatus.NEEDS_RECONCILE)
 _RETRYABLE = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
+
+
+class ResolveChoice(StrEnum):
+    """How a person resolves a run (`PersonActions.resolve`; ``keep resolve RUN --CHOICE``)."""
+
+    RETRY = "retry"
+    """A failed or crashed run: run it again. An escalated mutation: ask again whether it
+    happened (`PersonActions.try_again`)."""
+    DIDNT_HAPPEN = "didnt-happen"
+    """The escalated mutation did not happen: a retry run makes it again."""
+    SKIP = "skip"
+    """Give up on the escalated mutation: ``next`` sees ``{status: "skipped"}``."""
+
+
+def resolve_choices(
+    run: RunRecord, entry: LedgerEntry | None, *, reconcilable: bool
+) -> list[ResolveChoice]:
+    """The choices `PersonActions.resolve` accepts for `run` in its state (it refuses the
+    others), given its ledger `entry` and whether that operation can reconcile.
+
+    A failed or crashed run: ``retry``. A run paused on an escalated mutation: ``retry``
+    (only when `reconcilable`), ``didnt-happen`` and ``skip``; on a mutation already
+    known not to have happened: ``didnt-happen``. Any other run: none.
+    """
+    if run.status in _RETRYABLE:
+        return [ResolveChoice.RETRY]
+    if run.status is RunStatus.PAUSED_RECONCILIATION and entry is not None:
+        if entry.status in _ESCALATED:
+            asks = [ResolveChoice.RETRY] if reconcilable else []
+            return [*asks, ResolveChoice.DIDNT_HAPPEN, ResolveChoice.SKIP]
+        if entry.status is LedgerStatus.FAILED:
+            return [ResolveChoice.DIDNT_HAPPEN]
+    return []
 
 
 def ledger_decision(entry: LedgerEntry) -> str | None:
@@ -65,6 +99,28 @@ class PersonActions(DurableActions):
     def skip_event(self, event_id: str, *, actor: str, reason: str | None = None) -> Event:
         """Never deliver a pending event."""
         return self.store.skip_event(event_id, actor=actor, reason=reason)
+
+    def resolve(self, run_id: str, choice: ResolveChoice | str, *, actor: str) -> RunRecord:
+        """Do what the person chose for the run: ``retry`` is `retry` for a failed or
+        crashed run and `try_again` for any other; ``didnt-happen`` is `didnt_happen`;
+        ``skip`` is `skip`. Each refuses, as it does when called directly, a run its
+        choice does not apply to; a choice that is none of these is `ActionRefused`
+        naming the valid ones, with nothing read or written. Returns the run as it ended.
+        """
+        try:
+            chosen = ResolveChoice(choice)
+        except ValueError:
+            valid = ", ".join(c.value for c in ResolveChoice)
+            raise ActionRefused(
+                f"{choice!r} is not a way to resolve a run; choose one of: {valid}"
+            ) from None
+        if chosen is ResolveChoice.DIDNT_HAPPEN:
+            return self.didnt_happen(run_id, actor=actor)
+        if chosen is ResolveChoice.SKIP:
+            return self.skip(run_id, actor=actor)
+        if self.store.get_run(run_id).status in _RETRYABLE:
+            return self.retry(run_id, actor=actor)
+        return self.try_again(run_id, actor=actor)
 
     def try_again(self, run_id: str, *, actor: str) -> RunRecord:
         """Ask the external system once more whether an escalated mutation happened.
@@ -150,8 +206,14 @@ class PersonActions(DurableActions):
         manifest = self.runtime.connectors.manifest()
         return sorted({op.permission for c in manifest.connectors for op in c.operations})
 
-    def check_permission(self, permission: str) -> None:
-        """Refuse (`ActionRefused`, with a did-you-mean) a permission no connector declares."""
+    def check_permission(self, permission: str, *, workflow: str | None = None) -> None:
+        """Refuse (`ActionRefused`, with a did-you-mean) a permission no connector declares.
+
+        With `workflow`, a permission its current version's frozen connector manifest
+        declares is accepted without building any connector, so a person can grant while
+        a configured server is down."""
+        if workflow is not None and permission in self._frozen_permissions(workflow):
+            return
         declared = self.permissions()
         if permission in declared:
             return
@@ -166,10 +228,20 @@ class PersonActions(DurableActions):
         """Grant `permission` (refused, with nothing written, when no connector declares
         it); runs waiting for a permission resume (one still lacking another permission
         pauses again). Returns them as they ended."""
-        self.check_permission(permission)
+        self.check_permission(permission, workflow=workflow)
         self.store.grant_permission(workflow, permission, actor=actor)
         waiting = self.store.list_runs(workflow=workflow, status=RunStatus.PAUSED_APPROVAL)
         return [self.runtime.resume(run.id) for run in waiting]
+
+    def _frozen_permissions(self, workflow: str) -> set[str]:
+        try:
+            stored = self.store.get_workflow_version(workflow).manifest
+        except NotFound:
+            return set()
+        frozen = WorkflowManifest.model_validate(stored).connectors
+        if frozen is None:
+            return set()
+        return {op.permission for c in frozen.connectors for op in c.operations}
 
     def workflow_for_topic(self, topic: str) -> str:
         """The one deployed workflow whose current version declares `topic`; `ActionRefused`

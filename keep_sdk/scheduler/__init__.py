@@ -13,7 +13,6 @@ from keep_sdk.scheduler._drain import DEFAULT_DRAIN_RUNS, DEFAULT_DRAIN_S
 from keep_sdk.scheduler._leases import LeaseKeeper
 from keep_sdk.scheduler._planner import Planner, QuietConsumers, is_superseded
 from keep_sdk.scheduler._scheduler import DEFAULT_LEASE_TTL_S, Scheduler, default_worker_name
-from keep_sdk.scheduler._status import StatusReport, WorkflowStatus, build_status
 from keep_sdk.scheduler._tasks import Activity, Task, TaskKind
 
 __all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
@@ -25,11 +24,8 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
     "Planner",
     "QuietConsumers",
     "Scheduler",
-    "StatusReport",
     "Task",
     "TaskKind",
-    "WorkflowStatus",
-    "build_status",
     "default_worker_name",
     "is_superseded",
 ]

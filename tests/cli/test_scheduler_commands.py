@@ -14,9 +14,10 @@ from click.testing import CliRunner
 
 from keep_sdk.app import Installation, load_seed
 from keep_sdk.cli import cli
+from keep_sdk.cli.outputs import StatusOutput
 from keep_sdk.connectors.builtin import FaultKind, ServiceDouble, Sheets
 from keep_sdk.model import LedgerStatus, RunStatus
-from keep_sdk.scheduler import Scheduler, StatusReport
+from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import Publication
 
 ROOT = Path(__file__).parents[2]
@@ -50,10 +51,10 @@ def run_demo(store: str, *extra: str) -> tuple[int, str, str]:
     )
 
 
-def status(store: str) -> StatusReport:
+def status(store: str) -> StatusOutput:
     code, out, err = keep("status", "--store", store, "--json")
     assert code == 0, err
-    return StatusReport.model_validate_json(out)
+    return StatusOutput.model_validate_json(out)
 
 
 def test_the_demo_runs_in_the_users_terms(store: str, tmp_path: Path) -> None:
@@ -97,7 +98,7 @@ def test_run_json_is_machine_readable(store: str) -> None:
     document = json.loads(out)
     assert document["deployed"] is True
     assert len(document["activities"]) == 5
-    StatusReport.model_validate(document["status"])
+    StatusOutput.model_validate(document["status"])
 
 
 def test_a_script_with_errors_is_refused_with_its_diagnostics(store: str, tmp_path: Path) -> None:

@@ -47,8 +47,14 @@ def test_the_configuration_page_examples_load(tmp_path: Path) -> None:
         path = tmp_path / "keep.toml"
         path.write_text(block)
         config = load_config(path, types=TYPES, environ={})
-        assert config.policy_for("leads").sandbox.cpu_time_s == 9
-        assert config.policy.sandbox.cpu_time_s == 2
+        if "[policy" in block:
+            assert config.policy_for("leads").sandbox.cpu_time_s == 9
+            assert config.policy.sandbox.cpu_time_s == 2
+        if "[connectors.orders]" in block:
+            orders = config.connectors["orders"].settings
+            assert orders.revealed_url() == f"sqlite:///{tmp_path / 'data' / 'orders.db'}"  # type: ignore[attr-defined]
+            notes = config.connectors["notes"].settings
+            assert (notes.command, notes.cwd) == ("python3", str(tmp_path))  # type: ignore[attr-defined]
 
 
 def test_the_http_page_config_and_workflow_run_against_a_real_service(service, tmp_path) -> None:

@@ -245,10 +245,17 @@ def test_api_pages_follow_the_cursor_through_every_event(
     assert len(every) > 2
 
 
-def test_status_api_is_the_cli_json(client: httpx.Client, prepared: Prepared) -> None:
+def test_status_api_is_the_cli_json_less_its_commands(
+    client: httpx.Client, prepared: Prepared
+) -> None:
     api = client.get("/api/status", headers=BEARER).json()
-    cli = keep("status", "--store", prepared.url, "--json")
-    assert api == json.loads(cli.out)
+    cli = json.loads(keep("status", "--store", prepared.url, "--json").out)
+    waiting = [item for workflow in cli["workflows"] for item in workflow["waiting"]]
+    spelled = [item.pop("commands") for item in waiting]
+    assert api == cli
+    assert [len(commands) for commands in spelled] == [len(i["remedies"]) for i in waiting]
+    assert {"grant", "resolve"} <= {r["kind"] for i in waiting for r in i["remedies"]}
+    assert all(c.startswith("keep ") for commands in spelled for c in commands)
 
 
 def test_the_openapi_document_names_every_api_route(client: httpx.Client, app: Starlette) -> None:
@@ -276,3 +283,18 @@ def test_a_run_page_shows_the_calls_of_each_phase(
     assert "Tool traces" in page.text
     for call in calls:
         assert call.operation in page.text
+
+
+def test_a_workflow_page_offers_the_remedies_of_the_status_read_model(
+    client: httpx.Client, prepared: Prepared
+) -> None:
+    signed_in(client)
+    escalated = client.get("/workflows/escalated").text
+    assert f'name="run" value="{prepared.escalated_run}"' in escalated
+    assert "It didn&#39;t happen: make it again" in escalated
+    assert "Skip it" in escalated
+    assert "Ask again whether it happened" not in escalated
+    assert "keep resolve" not in escalated
+    waiting = client.get("/workflows/waiting").text
+    assert "Grant sheets.write" in waiting
+    assert "Skip it" not in waiting

@@ -96,9 +96,8 @@ def test_a_wrong_expectation_is_reported_with_a_trace() -> None:
     result = run_scenario(wrong)
     assert not result.ok
     assert result.mismatches == [
-        "end state: runs by status: expected {'committed': 2}, found {'committed': 3}",
-        "end state: external effects: expected {'sheets.appendRow': 4}, "
-        "found {'sheets.appendRow': 3}",
+        "end state: runs: expected {'committed': 2}, found {'committed': 3}",
+        "end state: effects: expected {'sheets.appendRow': 4}, found {'sheets.appendRow': 3}",
     ]
     assert "rows/addRow: Add row for m1@example.com: done" in result.report()
 

@@ -18,7 +18,8 @@ import pytest
 import sqlalchemy as sa
 
 from keep_sdk.model import Event, EventStatus
-from keep_sdk.scheduler import Scheduler, build_status
+from keep_sdk.scheduler import Scheduler
+from keep_sdk.status import build_status
 from keep_sdk.stores import Publication, SqlStore, Store, utc_now
 from tests.scheduler.test_planning_cost import (
     HISTORY_TABLES,

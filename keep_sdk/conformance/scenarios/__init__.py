@@ -9,11 +9,11 @@ for path, scenario in load_scenarios():          # the built-in scenarios (or a 
 ```
 
 `run_scenario(..., make_runtime=factory)` holds another runtime to the same
-scenarios; the file format is documented in `keep_sdk.conformance.scenarios._model`
-and docs/scheduler.md.
+scenarios. Scenario files share their steps and expectations with workflow case
+files (`keep_sdk.cases`, documented in docs/cases.md).
 """
 
-from keep_sdk.conformance.scenarios._model import (
+from keep_sdk.cases import (
     Act,
     Crash,
     Expectation,
@@ -21,6 +21,7 @@ from keep_sdk.conformance.scenarios._model import (
     Kill,
     PublishStep,
     Scenario,
+    SimulatedCrash,
     Step,
 )
 from keep_sdk.conformance.scenarios._runner import (
@@ -28,7 +29,6 @@ from keep_sdk.conformance.scenarios._runner import (
     SCENARIO_START,
     RuntimeFactory,
     ScenarioResult,
-    SimulatedCrash,
     builtin_scenarios_dir,
     load_scenario,
     load_scenarios,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+from keep_sdk.connectors.settings import resolve_path
 
 __all__ = ["MailSettings"]
 
@@ -16,7 +19,9 @@ class MailSettings(BaseModel):
 
     type: Literal["mail"] = "mail"
     maildir: str | None = Field(
-        default=None, description="Maildir read by `search` and `getById`; without it, send only."
+        default=None,
+        description="Maildir read by `search` and `getById` (relative to keep.toml's "
+        "folder); without it, send only.",
     )
     sent_maildir: str | None = Field(
         default=None,
@@ -33,7 +38,9 @@ class MailSettings(BaseModel):
         "start, port 465) or `none` (a local relay only).",
     )
     ca_file: str | None = Field(
-        default=None, description="PEM file of the CA that signed the server's certificate."
+        default=None,
+        description="PEM file of the CA that signed the server's certificate (relative to "
+        "keep.toml's folder).",
     )
     username: str | None = None
     password: SecretStr | None = None
@@ -50,6 +57,16 @@ class MailSettings(BaseModel):
         if (self.username is None) != (self.password is None):
             raise ValueError("give both `username` and `password` to log in, or neither")
         return self
+
+    def resolved_against(self, folder: Path) -> MailSettings:
+        """These settings as keep.toml in `folder` means them: `maildir`, `sent_maildir` and
+        `ca_file` resolved against `folder`."""
+        update = {
+            key: resolve_path(value, folder)
+            for key in ("maildir", "sent_maildir", "ca_file")
+            if (value := getattr(self, key)) is not None
+        }
+        return self.model_copy(update=update) if update else self
 
     def domain(self) -> str:
         """The domain of generated Message-IDs."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
+from keep_sdk.connectors.settings import resolve_path
 from keep_sdk.model import OperationKind
 
 __all__ = ["McpSettings", "McpToolSettings"]
@@ -43,13 +46,26 @@ class McpSettings(_Settings):
     """
 
     type: Literal["mcp"] = "mcp"
-    command: str | None = Field(default=None, min_length=1, description="Server program (stdio).")
-    args: list[str] = Field(default_factory=list, description="Arguments of `command`.")
+    command: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Server program (stdio): a name looked up on PATH (`python3`, `npx`), or "
+        "a path (`./server.py`, `bin/notes`), relative to keep.toml's folder.",
+    )
+    args: list[str] = Field(
+        default_factory=list,
+        description="Arguments of `command`, passed as written: a relative path in them is "
+        "relative to `cwd`.",
+    )
     env: dict[str, SecretStr] = Field(
         default_factory=dict,
         description="Extra environment of `command` (PATH, HOME and the like are passed on).",
     )
-    cwd: str | None = Field(default=None, description="Working directory of `command`.")
+    cwd: str | None = Field(
+        default=None,
+        description="Working directory of `command`, relative to keep.toml's folder; "
+        "default (from keep.toml): that folder.",
+    )
     url: str | None = Field(
         default=None, pattern=r"^https?://", description="Streamable HTTP endpoint."
     )
@@ -76,6 +92,18 @@ class McpSettings(_Settings):
                 "(a streamable HTTP endpoint)"
             )
         return self
+
+    def resolved_against(self, folder: Path) -> McpSettings:
+        """These settings as keep.toml in `folder` means them: `cwd` resolved against `folder`
+        (`folder` itself when not given), and a `command` that is a path (it has a slash)
+        made absolute against `folder`; a bare program name stays a PATH lookup."""
+        if self.command is None:
+            return self
+        command = self.command
+        if "/" in command or (os.altsep is not None and os.altsep in command):
+            command = resolve_path(command, folder)
+        cwd = resolve_path(self.cwd, folder) if self.cwd is not None else str(folder)
+        return self.model_copy(update={"command": command, "cwd": cwd})
 
     def where(self) -> str:
         """The server as error messages name it: the command or the URL, never a secret."""

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from pydantic import Field, field_validator, model_validator
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from keep_sdk.connectors.secrets import Secret
-from keep_sdk.connectors.settings import OperationSettings, Settings, check_operation_name
+from keep_sdk.connectors.settings import (
+    OperationSettings,
+    Settings,
+    check_operation_name,
+    resolve_path,
+)
 from keep_sdk.model import OperationKind
 
 __all__ = ["IDEMPOTENCY_PARAM", "SqlLookup", "SqlOperation", "SqlSettings", "bind_names"]
@@ -71,7 +79,8 @@ class SqlSettings(Settings):
 
     url: str | Secret = Field(
         description="SQLAlchemy URL; a password as a reference: "
-        '"postgresql+psycopg://app:${DB_PASSWORD}@host/db".'
+        '"postgresql+psycopg://app:${DB_PASSWORD}@host/db"; a SQLite file '
+        '("sqlite:///orders.db") is relative to keep.toml\'s folder.'
     )
     description: str = Field(default="", description="Shown by `keep connectors`.")
     max_concurrency: int = Field(default=4, ge=1, description="Most statements at once.")
@@ -112,6 +121,39 @@ class SqlSettings(Settings):
                 )
         return self
 
+    def resolved_against(self, folder: Path) -> SqlSettings:
+        """These settings as keep.toml in `folder` means them: the file of a SQLite `url`
+        (``sqlite:///orders.db``) resolved against `folder`; other URLs unchanged."""
+        text = self.revealed_url()
+        resolved = _sqlite_against(text, folder)
+        if resolved == text:
+            return self
+        url: str | Secret = (
+            Secret(resolved, source=self.url.source, parts=self.url.parts)
+            if isinstance(self.url, Secret)
+            else resolved
+        )
+        return self.model_copy(update={"url": url})
+
     def revealed_url(self) -> str:
         """The URL with its secret filled in, for the engine only."""
         return self.url.reveal() if isinstance(self.url, Secret) else self.url
+
+
+def _sqlite_against(text: str, folder: Path) -> str:
+    try:
+        url = make_url(text)
+    except ArgumentError:
+        return text
+    database = url.database
+    if (
+        url.get_backend_name() != "sqlite"
+        or not database
+        or database == ":memory:"
+        or database.startswith("file:")
+    ):
+        return text
+    resolved = resolve_path(database, folder)
+    if resolved == database:
+        return text
+    return url.set(database=resolved).render_as_string(hide_password=False)

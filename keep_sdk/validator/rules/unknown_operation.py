@@ -2,7 +2,9 @@
 
 What it does: resolves every connector access through aliases
 (``const {sheets} = ctx``, ``const send = ctx.gmail.send``) and checks the
-connector and operation names against the connector manifest.
+connector and operation names against the connector manifest. An unknown
+connector's message says which keep.toml the manifest's connectors came from
+(or where none was found), when the manifest knows.
 
 Why is this bad? The host only offers the operations connectors declare: the
 call fails at run time with a logic error, after the run has started.
@@ -27,7 +29,7 @@ META = RuleMeta(
     description="A connector or operation is used that no registered connector declares.",
     rationale=why(__doc__),
     messages={
-        "connector": "`ctx.{connector}` is not a connector{suggestion}",
+        "connector": "`ctx.{connector}` is not a connector{suggestion}{origin}",
         "operation": "connector `{connector}` has no operation `{operation}`{suggestion}",
         "called": "`ctx.{connector}` is a connector, not an operation; it cannot be called",
     },
@@ -56,6 +58,7 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 {
                     "connector": use.connector,
                     "suggestion": suggestion(use.connector, [*names, *_CTX_MEMBERS]),
+                    "origin": f"; {origin}" if (origin := analysis.connectors.origin) else "",
                     "offered": ", ".join(f"`{n}`" for n in names) or "none",
                 },
                 use.handler,
