@@ -56,7 +56,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     ),
     "cli": frozenset(
         {
-            *("errors", "model", "contract", "connectors", "stores", "validator", "workflow"),
+            *("errors", "model", "contract", "connectors", "stores", "validator"),
             *("config", "plugins", "runtime", "scheduler", "status", "app"),
             *("console", "repair", "conformance", "cases"),
         }

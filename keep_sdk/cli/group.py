@@ -22,6 +22,7 @@ from keep_sdk.cli.actions import (
 from keep_sdk.cli.config import config_command
 from keep_sdk.cli.conformance import conformance_command
 from keep_sdk.cli.connectors import call_command, connectors_command
+from keep_sdk.cli.deploy import deploy_command
 from keep_sdk.cli.diff import diff_command
 from keep_sdk.cli.durable import cancel_command, notify_command, wait_command
 from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
@@ -88,6 +89,7 @@ COMMANDS: tuple[click.Command, ...] = (
     diff_command,
     repair_command,
     accept_rollback_command,
+    deploy_command,
 )
 """Every ``keep`` command, in the order they were added."""
 

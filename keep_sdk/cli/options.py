@@ -20,7 +20,7 @@ from keep_sdk.config import KeepConfig
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.errors import ConfigurationError, ScriptRejected
 from keep_sdk.model import HostPolicy
-from keep_sdk.workflow import Workflow
+from keep_sdk.runtime import CheckedScript
 
 __all__ = [
     "CONFIG_META",
@@ -109,31 +109,45 @@ def script_manifest(store_url: str | None) -> Manifest:
     return Manifest(connectors=sorted(found, key=lambda c: c.name), origin=origin)
 
 
-def load_script(source: str, filename: str, store_url: str | None) -> Workflow:
-    """Validate a script as `keep run` deploys it: against the registered and configured
-    connectors, with the policy keep.toml gives its workflow. Raises `ScriptRejected`."""
+def load_script(
+    source: str, filename: str, store_url: str | None, *, name: str | None = None
+) -> CheckedScript:
+    """Validate a script once, as `keep run` and `keep deploy` deploy it: against the
+    registered and configured connectors, with the policy keep.toml gives its workflow
+    (`name`, else the name the script declares). Nothing is opened or written, so a
+    rejected script leaves no store behind; hand the result to `Runtime.deploy_if_changed`
+    as `checked`. Raises `ScriptRejected`."""
     from keep_sdk.plugins import default_plugins
 
     config = configuration(store_url)
     plugins = default_plugins()
     connectors = script_manifest(store_url)
 
-    def load(policy: HostPolicy) -> Workflow:
-        return plugins.load_workflow(
+    def load(policy: HostPolicy) -> CheckedScript:
+        workflow = plugins.load_workflow(
             source, filename=filename, connectors=connectors, policy=policy
         )
+        return CheckedScript(source, filename, workflow, connectors, policy)
 
+    def policy_of(workflow: str) -> HostPolicy:
+        return (
+            config.policy_for(workflow) if workflow in config.workflow_policies else config.policy
+        )
+
+    if name:
+        return load(policy_of(name))
     try:
-        workflow = load(config.policy)
+        checked = load(config.policy)
     except ScriptRejected as exc:
         report = exc.report
         declared = report.workflow.name if report is not None and report.workflow else None
-        if not declared or declared not in config.workflow_policies:
+        if not declared or policy_of(declared) == config.policy:
             raise
-        return load(config.policy_for(declared))
-    if workflow.name and workflow.name in config.workflow_policies:
-        return load(config.policy_for(workflow.name))
-    return workflow
+        return load(policy_of(declared))
+    declared = checked.workflow.manifest.name
+    if declared and policy_of(declared) != config.policy:
+        return load(policy_of(declared))
+    return checked
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from keep_sdk.validator import ReportSet
 
 __all__ = [
     "OUTPUTS",
+    "DeployOutput",
     "RollbackOutput",
     "RunOutput",
     "StatusOutput",
@@ -37,6 +38,19 @@ class _Output(BaseModel):
     model_config = ConfigDict(
         alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid"
     )
+
+
+class DeployOutput(_Output):
+    """``keep deploy --json``: what was deployed and what the workflow may do now."""
+
+    workflow: str
+    version: int
+    deployed: bool = Field(description="False when the script was already the current version.")
+    store: str
+    granted: list[str] = Field(description="Permissions granted by this command, in given order.")
+    grants: list[str] = Field(description="Every permission the workflow holds now, sorted.")
+    needed: list[str] = Field(description="Permissions the script's operations need, sorted.")
+    missing: list[str] = Field(description="Needed permissions not granted yet, sorted.")
 
 
 class WaitingOutput(Waiting):
@@ -144,6 +158,7 @@ OUTPUTS: dict[str, Any] = {
     "accept-rollback": RollbackOutput,
     "conformance": SuiteOutput,
     "connectors": Manifest,
+    "deploy": DeployOutput,
     "events": list[Event],
     "ledger": list[LedgerEntry],
     "publish": PublishResult,

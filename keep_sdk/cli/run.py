@@ -14,11 +14,11 @@ from rich.table import Table
 from rich.text import Text
 
 from keep_sdk.app import load_seed
+from keep_sdk.cli.deploy import deploy_script, validated
 from keep_sdk.cli.options import (
     doubles_option,
     isolation_option,
     json_option,
-    load_script,
     opened,
     store_option,
 )
@@ -26,17 +26,15 @@ from keep_sdk.cli.outputs import RunOutput, StatusOutput
 from keep_sdk.cli.support import (
     EXIT_PROBLEM,
     EXIT_USAGE,
-    actor,
     check_permissions,
     fail,
-    loaded_plugins,
     print_json,
     read_text,
     reports_errors,
 )
 from keep_sdk.cli.text import console, line, styled
 from keep_sdk.cli.views import at, render_status
-from keep_sdk.errors import ConfigurationError, ScriptRejected
+from keep_sdk.errors import ConfigurationError
 from keep_sdk.model import RunStatus
 from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Activity, Scheduler
 
@@ -92,18 +90,10 @@ def run_command(
     fall due: until nothing is due (--until-idle) or until Ctrl-C, with a live
     view. Afterwards `keep status` shows what came in and what went out.
     """
-    from keep_sdk.validator import render_text
-
     source = read_text(file)
     out = console(stderr=as_json)
-    try:
-        loaded_plugins()
-        workflow = load_script(source, str(file), store_url)
-    except ScriptRejected as exc:
-        if exc.report is not None:
-            click.echo(render_text(exc.report, source), err=True)
-        fail(f"{file} has errors; fix them and run again (nothing was deployed)")
-    workflow_name = name or workflow.name
+    checked = validated(file, source, store_url, name)
+    workflow_name = name or checked.workflow.manifest.name
     if not workflow_name:
         fail(f'{file} declares no name; add name: "..." to Keep.workflow({{...}}) or --name')
     with opened(store_url, doubles=doubles, isolation=isolation) as inst:
@@ -115,13 +105,9 @@ def run_command(
                 inst.check_seed(document, source=str(seed))
             except ConfigurationError as exc:
                 fail(f"{exc} (nothing was deployed)", code=EXIT_USAGE)
-        version, deployed = inst.runtime.deploy_if_changed(
-            source, name=workflow_name, filename=str(file)
-        )
+        version, deployed = deploy_script(inst, checked, workflow_name, grants)
         if document is not None:
             inst.seed(document, replace=seed_replace, source=str(seed))
-        for permission in grants:
-            inst.store.grant_permission(workflow_name, permission, actor=actor())
         if not as_json:
             what = (
                 f"deployed as version {version}" if deployed else f"unchanged (version {version})"

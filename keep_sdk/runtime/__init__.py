@@ -2,12 +2,13 @@
 
 from keep_sdk.runtime.actions import PersonActions, ResolveChoice, ledger_decision, resolve_choices
 from keep_sdk.runtime.durable import NotifyReceipt
-from keep_sdk.runtime.engine import Runtime
+from keep_sdk.runtime.engine import CheckedScript, Runtime
 from keep_sdk.runtime.failures import Route, classify, route
 from keep_sdk.runtime.host import PhaseHost, script_event
 from keep_sdk.runtime.schedules import next_run_at
 
 __all__ = [
+    "CheckedScript",
     "NotifyReceipt",
     "PersonActions",
     "PhaseHost",
