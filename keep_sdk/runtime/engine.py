@@ -765,6 +765,7 @@ class Runtime:
             determinism=self._determinism(run),
             log_bytes_before=self._log_bytes.get(run.id, 0),
             filename=f"{run.workflow}@v{run.workflow_version}",
+            call_sites=loaded.manifest.call_sites(run.handler, host.phase),
         )
         result = self.isolation.run(request, host)
         self._log_bytes[run.id] = request.log_bytes_before + result.trace.log_bytes
