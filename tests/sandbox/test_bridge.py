@@ -303,7 +303,8 @@ def test_the_prelude_leaves_only_the_return_marker_on_the_global_object() -> Non
         "const names = Object.getOwnPropertyNames(globalThis).filter("
         "(n) => n.startsWith('__') || n === 'boot' || n === 'dispatch');\n"
         f"const d = Object.getOwnPropertyDescriptor(globalThis, '{MARKER}');\n"
-        f"return [names, d.writable, d.configurable, d.enumerable, globalThis['{MARKER}'](1, 1, 'same')];"
+        "return [names, d.writable, d.configurable, d.enumerable, "
+        f"globalThis['{MARKER}'](1, 1, 'same')];"
     )
     assert run(source).outcome == Completed(result=[[MARKER], False, False, False, "same"])
 
