@@ -16,7 +16,6 @@ is refused, before anything is sent.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Final
 
@@ -26,44 +25,62 @@ from keep_sdk.sandbox.returns import Marked
 
 __all__ = ["ApprovedSites", "caller_frame"]
 
-_AT_END: Final = re.compile(r"\(<input>:(\d+):(\d+)\)$")
-_PRELUDE_FRAMES: Final = 2
+_PRELUDE_LINE: Final = "(<input>:1:"
+_SCRIPT: Final = "(<input>:"
 
 
 def _location(frame: str) -> tuple[int, int] | None:
-    match = _AT_END.search(frame)
-    if match is None:
+    """(line, column) read at the end of a frame line, None when it names no script place."""
+    if not frame.endswith(")"):
         return None
-    return int(match[1]), int(match[2])
+    at = frame.rfind(_SCRIPT)
+    if at < 0:
+        return None
+    line, _, column = frame[at + len(_SCRIPT) : -1].partition(":")
+    if not (line.isdigit() and column.isdigit()):
+        return None
+    return int(line), int(column)
 
 
 def caller_frame(stack: str) -> tuple[str, tuple[int, int] | None]:
     """The frame line that called the stub and its (line, column) in the marked text,
     None when it is not a frame of the script (a built-in, a prelude frame, none)."""
-    frames = stack.split("\n", _PRELUDE_FRAMES + 1)
-    if len(frames) <= _PRELUDE_FRAMES:
+    first = stack.find("\n")
+    second = stack.find("\n", first + 1) if first >= 0 else -1
+    if second < 0 or _PRELUDE_LINE not in stack[:first] or _PRELUDE_LINE not in stack[first:second]:
         return "", None
-    for frame in frames[:_PRELUDE_FRAMES]:
-        where = _location(frame)
-        if where is None or where[0] != 1 or where[1] <= PRELUDE_PAD:
-            return "", None
-    caller = frames[_PRELUDE_FRAMES].partition("\n")[0].strip()
+    third = stack.find("\n", second + 1)
+    caller = stack[second + 1 : third if third >= 0 else len(stack)].strip()
     where = _location(caller)
     if where is None or (where[0] == 1 and where[1] > PRELUDE_PAD):
         return caller, None
     return caller, where
 
 
+_Point = tuple[int, int]
+_Range = tuple[_Point, _Point, tuple[tuple[_Point, _Point], ...]]
+
+
 class ApprovedSites:
     """The approved ctx call sites of one phase, checked against a call's stack."""
 
-    __slots__ = ("_by_name", "_marked")
+    __slots__ = ("_by_name", "_marked", "_ranges")
 
     def __init__(self, sites: Iterable[CallSite], marked: Marked) -> None:
         self._marked = marked
         self._by_name: dict[str, list[CallSite]] = {}
+        self._ranges: dict[str, list[_Range]] = {}
         for site in sites:
             self._by_name.setdefault(site.name, []).append(site)
+            holes = tuple(((h[0], h[1]), (h[2], h[3])) for h in site.holes)
+            start, end = (site.line, site.column), (site.end_line, site.end_column)
+            self._ranges.setdefault(site.name, []).append((start, end, holes))
+
+    def _covered(self, name: str, at: tuple[int, int]) -> bool:
+        for start, end, holes in self._ranges.get(name, ()):
+            if start <= at < end and not any(a <= at < b for a, b in holes):
+                return True
+        return False
 
     def refusal(self, name: str, stack: str, where: str) -> str | None:
         """None when the call of ctx.`name` with `stack` is from an approved site of the
@@ -71,7 +88,7 @@ class ApprovedSites:
         caller, at = caller_frame(stack)
         if at is not None:
             line, column = at[0], self._marked.original_column(at[0], at[1])
-            if any(site.covers(line, column) for site in self._by_name.get(name, ())):
+            if self._covered(name, (line, column)):
                 return None
             place = f"at line {line}, column {column}"
         elif caller.endswith("(implicit)"):
