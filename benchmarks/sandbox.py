@@ -151,12 +151,23 @@ def _consumer_run(requests: list[PhaseRequest], host: PeekHost) -> None:
 
 
 def _request(calls: int) -> PhaseRequest:
+    source = SOURCE.replace("CALLS", str(calls))
+    fields: dict[str, object] = {}
+    try:
+        from keep_sdk.validator.engine import analyze
+        from keep_sdk.validator.sites import call_sites
+    except ImportError:
+        pass
+    else:
+        analysis = analyze(source, connectors=MANIFEST)
+        fields["call_sites"] = call_sites(analysis, analysis.handlers[0])
     return PhaseRequest(
-        source=SOURCE.replace("CALLS", str(calls)),
+        source=source,
         handler="poll",
         phase=HandlerPhase.PRODUCER,
         state={"seen": 1},
         manifest=MANIFEST,
+        **fields,  # type: ignore[arg-type]
     )
 
 

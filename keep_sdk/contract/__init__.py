@@ -21,6 +21,7 @@ from keep_sdk.contract.phases import (
 )
 from keep_sdk.contract.workflow import (
     RESERVED_NAME_PREFIX,
+    CallSite,
     ConsumerManifest,
     CronSchedule,
     DefaultExport,
@@ -35,6 +36,7 @@ from keep_sdk.contract.workflow import (
 __all__ = [
     "RESERVED_NAME_PREFIX",
     "TOPIC_OPERATIONS",
+    "CallSite",
     "ConnectorManifest",
     "ConsumerManifest",
     "CronSchedule",

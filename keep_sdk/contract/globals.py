@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["HOST_GLOBALS", "RETURN_MARKER", "SANDBOX_GLOBALS"]
+__all__ = ["HOST_GLOBALS", "RESERVED_PREFIX", "RETURN_MARKER", "SANDBOX_GLOBALS"]
 
 SANDBOX_GLOBALS: Final = frozenset(
     {
@@ -99,10 +99,17 @@ SANDBOX_GLOBALS: Final = frozenset(
 )
 """Every name the sandbox's ``globalThis`` resolves (own and inherited properties)."""
 
+RESERVED_PREFIX: Final = "__keep"
+"""Names the host reserves: a script may not declare (or name) an identifier that starts
+with it (the validator's ``reserved-name`` rule), so no binding of the script can stand
+in for one the host's rewrite of the script calls."""
+
 RETURN_MARKER: Final = "__keepReturn"
-"""The function the host's rewrite wraps every returned value in (`sandbox/returns.py`)."""
+"""The prefix of the function the host's rewrite wraps every returned value in
+(`sandbox/returns.py`): the global is ``__keepReturn_<nonce>``, the nonce drawn at
+random once per process, so no script can name it in its source."""
 
 HOST_GLOBALS: Final = frozenset({RETURN_MARKER})
-"""Globals the host's own rewrite of a script calls (``return __keepReturn(LINE, COL,
-(EXPR))`` locates a returned value): present on ``globalThis`` but not for scripts, so
-they are not in `SANDBOX_GLOBALS` and the validator reports a script that names them."""
+"""Prefixes of the globals the host's own rewrite of a script calls (``return
+__keepReturn_<nonce>(LINE, COL, (EXPR))`` locates a returned value): present on
+``globalThis`` but not for scripts, so they are not in `SANDBOX_GLOBALS`."""

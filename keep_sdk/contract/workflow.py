@@ -18,6 +18,7 @@ from keep_sdk.model import HandlerPhase
 
 __all__ = [
     "RESERVED_NAME_PREFIX",
+    "CallSite",
     "ConsumerManifest",
     "CronSchedule",
     "DefaultExport",
@@ -86,13 +87,52 @@ class CronSchedule(_Frozen):
 Schedule = Annotated[IntervalSchedule | CronSchedule, Field(discriminator="kind")]
 
 
+class CallSite(_Frozen):
+    """A ``ctx`` call the validator read and attributed to a handler phase as an ordinary call.
+
+    `line`/`column` to `end_line`/`end_column` (end exclusive) is the call expression in
+    the script as written (1-based; columns count UTF-8 bytes, as QuickJS does); `holes`
+    are the functions written inside it (a callback in its arguments), whose code is not
+    the call's own. `connector` is None for the ctx methods (``publish``, ``peek``,
+    ``getByIds``), whose name is then `operation`.
+    """
+
+    connector: str | None = None
+    operation: str
+    line: Positive
+    column: Positive
+    end_line: Positive
+    end_column: Positive
+    mutation: bool = False
+    holes: tuple[tuple[int, int, int, int], ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The call's name as the host sees it: ``gmail.search`` or ``publish``."""
+        return self.operation if self.connector is None else f"{self.connector}.{self.operation}"
+
+    def covers(self, line: int, column: int) -> bool:
+        """Whether code of the call itself (not of a function inside it) is at `line`:`column`."""
+        at = (line, column)
+        if not (self.line, self.column) <= at < (self.end_line, self.end_column):
+            return False
+        return not any((h[0], h[1]) <= at < (h[2], h[3]) for h in self.holes)
+
+
 class HandlerLocation(_Frozen):
-    """Where a handler function is: the function expression or declaration in the script."""
+    """Where a handler function is: the function expression or declaration in the script.
+
+    `call_sites` are the ctx calls the phase may make (see `CallSite`); the host refuses
+    any other. None when they were not recorded (a version deployed before they were).
+    """
 
     phase: HandlerPhase
     span: Span
     function_name: str | None = Field(
         default=None, description="Name of a module-level function the handler refers to."
+    )
+    call_sites: tuple[CallSite, ...] | None = Field(
+        default=None, description="The approved ctx call sites of this phase."
     )
 
 
@@ -146,3 +186,14 @@ class WorkflowManifest(_Frozen):
         description="The connector operations as they were when this version was deployed "
         "(frozen); None from the validator and for versions deployed before it was recorded.",
     )
+
+    def call_sites(self, handler: str, phase: HandlerPhase) -> tuple[CallSite, ...] | None:
+        """The approved ctx call sites of `handler`'s `phase`; None when not recorded."""
+        for producer in self.producers:
+            if producer.name == handler and phase is HandlerPhase.PRODUCER:
+                return producer.handler.call_sites
+        for consumer in self.consumers:
+            if consumer.name == handler and phase is not HandlerPhase.PRODUCER:
+                location: HandlerLocation = getattr(consumer, phase.value)
+                return location.call_sites
+        return None

@@ -372,6 +372,7 @@ class Driver:
             determinism=self._determinism(run),
             log_bytes_before=self._log_bytes.get(run.id, logged_bytes(run)),
             filename=f"{run.workflow}@v{run.workflow_version}",
+            call_sites=loaded.manifest.call_sites(run.handler, host.phase),
         )
         result = self.isolation.run(request, host)
         self._log_bytes[run.id] = request.log_bytes_before + result.trace.log_bytes

@@ -53,6 +53,7 @@ from keep_sdk.sandbox.outcome import (
 from keep_sdk.sandbox.returns import Marked
 from keep_sdk.sandbox.setup import build_setup, config_text, setup_for
 from keep_sdk.sandbox.shadowing import keep_declared_at
+from keep_sdk.sandbox.sites import ApprovedSites
 from keep_sdk.sandbox.stack import safe_stack_bytes
 
 __all__ = ["ARGUMENT_ENVELOPE", "PUBLISH_RESERVE", "PhaseRun", "prelude_source", "run_phase"]
@@ -172,6 +173,11 @@ class PhaseRun:
                 request.source, request.manifest, request.policy, request.phase, exposed=exposed
             )
         self._allowed = self._setup.allowed
+        self._sites = (
+            None
+            if request.call_sites is None
+            else ApprovedSites(request.call_sites, self._setup.marked)
+        )
         self._console: list[ConsoleLine] = []
         self._log_bytes = 0
         self._log_budget = max(0, self._limits.max_log_bytes - request.log_bytes_before)
@@ -584,6 +590,17 @@ class PhaseRun:
         )
         _finish(outcome)
 
+    def _check_site(self, name: str, stack: str, site: _Site) -> None:
+        """Refuse, before anything is sent, a call not made from an approved site."""
+        assert self._sites is not None
+        request = self._request
+        refusal = self._sites.refusal(name, stack, f"{request.phase.value} of {request.handler!r}")
+        if refusal is not None:
+            outcome = LogicFailure(
+                message=refusal, error_name="PhaseViolation", line=site.line, column=site.column
+            )
+            self._refuse(name, None, outcome, site.line)
+
     def _check_arguments(self, name: str, args: Any, site: _Site) -> int:
         """The canonical size of a call's argument list, after the boundary checks."""
         limits = self._limits
@@ -649,6 +666,8 @@ class PhaseRun:
                 outcome_for_host_error(exc, name, line=site.line, column=site.column),
                 site.line,
             )
+        if self._sites is not None:
+            self._check_site(name, str(stack), site)
         self._call_count += 1
         if self._call_count > limits.max_host_calls:
             self._refuse(

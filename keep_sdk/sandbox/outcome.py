@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
 from keep_sdk.contract.manifest import Manifest
+from keep_sdk.contract.workflow import CallSite
 from keep_sdk.errors import (
     InternalError,
     KeepError,
@@ -138,6 +139,12 @@ class PhaseRequest(_Frozen):
         "they count against `max_log_bytes`.",
     )
     filename: str | None = Field(default=None, description="Shown in error locations.")
+    call_sites: tuple[CallSite, ...] | None = Field(
+        default=None,
+        description="The ctx call sites the validator approved for this phase (from the "
+        "workflow manifest frozen with the version); the host refuses a ctx call from any "
+        "other site. None: not recorded, calls are not checked by site.",
+    )
 
     def handler_arguments(self) -> list[JsonValue]:
         """The JSON arguments passed to the handler after ``ctx``."""

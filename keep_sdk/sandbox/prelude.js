@@ -39,6 +39,7 @@
   const then = PromiseC.prototype.then;
   const StringC = String;
   const strSlice = StringC.prototype.slice;
+  const strIndexOf = StringC.prototype.indexOf;
   const charCodeAt = StringC.prototype.charCodeAt;
   const isWellFormed = StringC.prototype.isWellFormed;
   const toWellFormed = StringC.prototype.toWellFormed;
@@ -141,6 +142,7 @@
     let lastReturn;
     const returnedAt = new WeakMapC();
     let logClosed = false;
+    const stubs = new WeakMapC();
     let defined = false;
     let definition;
 
@@ -272,7 +274,7 @@
       return text === undefined ? "null" : text;
     }
 
-    function request(name, argumentList, mutation) {
+    function request(name, argumentList, mutation, implicit) {
       if (terminal) {
         const late = new ErrorC("ctx." + name + " was called after the mutation call; the mutation is terminal and nothing runs after it");
         emit('["late",' + stringify(name) + "," + stringify(cut(apply(errorStackGetter, late, []), 1000)) + "]");
@@ -287,7 +289,8 @@
         throw tooManyCalls;
       }
       const probe = new ErrorC();
-      const site = cut(apply(errorStackGetter, probe, []), 1000);
+      let site = cut(apply(errorStackGetter, probe, []), 1000);
+      if (implicit) site = implicitSite(site);
       let encoded = "[";
       for (let i = 0; i < argumentList.length; i++) {
         encoded = encoded + (i === 0 ? "" : ",") + encodeArgument(argumentList[i], name);
@@ -309,16 +312,29 @@
       return promise;
     }
 
-    function stub(name, operation, mutation, arity) {
+    // The stack of a stub run with a `this` other than its owner: the caller frame is
+    // replaced by one the host reads as an implicit call, never as a script site.
+    function implicitSite(stack) {
+      let end = 0;
+      for (let seen = 0; seen < 2; seen++) {
+        const next = apply(strIndexOf, stack, ["\n", end]);
+        if (next < 0) return "";
+        end = next + 1;
+      }
+      return apply(strSlice, stack, [0, end]) + "    at <operation run as a hook> (implicit)\n" + apply(strSlice, stack, [end]);
+    }
+
+    function stub(name, operation, mutation, arity, owner) {
       const fn = function () {
         if (arguments.length > arity) {
           throw new TypeErrorC("ctx." + name + " takes at most " + arity + " argument" + (arity === 1 ? "" : "s"));
         }
         const list = [];
         for (let i = 0; i < arguments.length; i++) list[i] = arguments[i];
-        return request(name, list, mutation);
+        return request(name, list, mutation, this !== undefined && this !== owner);
       };
       defineProperty(fn, "name", { value: operation });
+      apply(weakSet, stubs, [fn, true]);
       return freeze(fn);
     }
 
@@ -334,11 +350,11 @@
           connectors[op.connector] = target;
           ctx[op.connector] = target;
         }
-        target[op.operation] = stub(op.connector + "." + op.operation, op.operation, op.mutation, 1);
+        target[op.operation] = stub(op.connector + "." + op.operation, op.operation, op.mutation, 1, target);
       }
       const topics = config.topicOperations;
       for (let i = 0; i < topics.length; i++) {
-        ctx[topics[i]] = stub(topics[i], topics[i], false, 2);
+        ctx[topics[i]] = stub(topics[i], topics[i], false, 2, ctx);
       }
       const names = getOwnPropertyNames(connectors);
       for (let i = 0; i < names.length; i++) freeze(connectors[names[i]]);
@@ -537,6 +553,16 @@
       return FixedDate;
     }
 
+    const originalBind = functionPrototype.bind;
+    defineProperty(functionPrototype, "bind", {
+      value: function bind() {
+        if (apply(weakGet, stubs, [this]) === true) throw new TypeErrorC("ctx operations cannot be bound; call them as ctx.connector.operation(...)");
+        return apply(originalBind, this, arguments);
+      },
+      writable: true,
+      enumerable: false,
+      configurable: true,
+    });
     const functionPrototypes = disableCodeGeneration();
     const DateC = config.clock === null ? OriginalDate : installDeterminism(config.clock, config.seed);
 
@@ -590,7 +616,7 @@
       },
     });
     defineProperty(G, "Keep", { value: Keep, writable: false, enumerable: false, configurable: false });
-    defineProperty(G, "__keepReturn", { value: freeze(markReturn), writable: false, enumerable: false, configurable: false });
+    defineProperty(G, config.returnMarker, { value: freeze(markReturn), writable: false, enumerable: false, configurable: false });
 
     const hardened = [
       ObjectC,

@@ -2,9 +2,12 @@
 
 The engine does not say which ``return`` produced a value. Before compiling, every
 ``return EXPR`` (and every arrow function's expression body) is rewritten to
-``return __keepReturn(LINE, COLUMN, (EXPR))`` where LINE and COLUMN are where the
-``return`` (or the body) is in the script as written; the prelude's
-``__keepReturn`` remembers that position for the value and returns it unchanged.
+``return __keepReturn_<nonce>(LINE, COLUMN, (EXPR))`` where LINE and COLUMN are where
+the ``return`` (or the body) is in the script as written; the prelude's function of that
+name (a frozen, non-writable global) remembers that position for the value and returns
+it unchanged. The nonce is drawn at random once per process, so the script cannot name
+the function, declare a binding that shadows it or make the rewrite call its own code
+(the validator also refuses any name starting with ``__keep``).
 
 Lines never move (nothing inserted contains a line break); columns after an insertion
 on the same line do, and `Marked.original_column` / `Marked.marked_column` translate
@@ -14,6 +17,7 @@ them (columns are 1-based UTF-8 byte offsets, as the engine counts them).
 from __future__ import annotations
 
 import bisect
+import secrets
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Final
@@ -25,8 +29,8 @@ from keep_sdk.contract.globals import RETURN_MARKER
 
 __all__ = ["MARKER", "Marked", "mark_returns"]
 
-MARKER: Final = RETURN_MARKER
-"""The global the prelude defines; scripts never see it in their own source."""
+MARKER: Final = f"{RETURN_MARKER}_{secrets.token_hex(16)}"
+"""The global the prelude defines (named in its configuration); no script can spell it."""
 
 _PARSER: Final = tree_sitter.Parser(tree_sitter.Language(tree_sitter_javascript.language()))
 

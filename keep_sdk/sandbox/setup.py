@@ -22,7 +22,7 @@ from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HandlerPhase, HostPolicy
 from keep_sdk.sandbox.capabilities import Capabilities
 from keep_sdk.sandbox.outcome import Determinism
-from keep_sdk.sandbox.returns import Marked, mark_returns
+from keep_sdk.sandbox.returns import MARKER, Marked, mark_returns
 
 __all__ = ["MAX_LINE_CHARS", "SETUP_CAPACITY", "PhaseSetup", "config_text", "setup_for"]
 
@@ -79,6 +79,7 @@ def _config_head(exposed: Capabilities, policy: HostPolicy) -> str:
             "maxCalls": limits.max_host_calls,
             "maxValueBytes": limits.max_value_bytes,
             "maxLineChars": min(MAX_LINE_CHARS, max(limits.max_log_bytes, 1)),
+            "returnMarker": MARKER,
         }
     )
     return text[:-1]

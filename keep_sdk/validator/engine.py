@@ -14,6 +14,7 @@ from keep_sdk.validator.implicit_scan import scan_implicit_code
 from keep_sdk.validator.rule import Finding, Related, Rule
 from keep_sdk.validator.rules import BUILTIN_RULES, BUILTIN_VOCABULARY
 from keep_sdk.validator.scope import module_scope
+from keep_sdk.validator.sites import with_call_sites
 from keep_sdk.validator.source import SourceText
 from keep_sdk.validator.syntax import engine_errors, parser_errors
 from keep_sdk.validator.trusted import trusted
@@ -70,6 +71,7 @@ def _analyze(
     scan_globals(analysis)
     scan_implicit_code(analysis)
     walk_handlers(analysis, module, vocabulary)
+    analysis.manifest = with_call_sites(analysis)
     return analysis
 
 

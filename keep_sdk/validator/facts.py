@@ -74,6 +74,8 @@ class CapabilityCall:
     `result_use` is the node that uses the value the call returns, if any.
     `detached` marks calls in functions that are created but never called
     where the analysis could see (their flow facts are not collected).
+    `callback_hosts` names, outermost first, the callee each enclosing callback was
+    passed to (``map`` for ``items.map(x => ...)``; ``""`` when it has no name).
     """
 
     handler: Handler
@@ -90,6 +92,7 @@ class CapabilityCall:
     in_callback: bool = False
     in_try: bool = False
     detached: bool = False
+    callback_hosts: tuple[str, ...] = ()
     after: CapabilityCall | None = None
     result_use: Node | None = None
 

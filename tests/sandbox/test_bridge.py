@@ -25,6 +25,7 @@ from keep_sdk.sandbox import (
     LogicFailure,
     PhaseRequest,
 )
+from keep_sdk.sandbox.returns import MARKER
 from tests.sandbox.helpers import RecordingHost, consumer, in_phase, producer, run
 
 
@@ -301,10 +302,11 @@ def test_the_prelude_leaves_only_the_return_marker_on_the_global_object() -> Non
     source = producer(
         "const names = Object.getOwnPropertyNames(globalThis).filter("
         "(n) => n.startsWith('__') || n === 'boot' || n === 'dispatch');\n"
-        "const d = Object.getOwnPropertyDescriptor(globalThis, '__keepReturn');\n"
-        "return [names, d.writable, d.configurable, d.enumerable, __keepReturn(1, 1, 'same')];"
+        f"const d = Object.getOwnPropertyDescriptor(globalThis, '{MARKER}');\n"
+        "return [names, d.writable, d.configurable, d.enumerable, "
+        f"globalThis['{MARKER}'](1, 1, 'same')];"
     )
-    assert run(source).outcome == Completed(result=[["__keepReturn"], False, False, False, "same"])
+    assert run(source).outcome == Completed(result=[[MARKER], False, False, False, "same"])
 
 
 JSON_VALUES = st.recursive(

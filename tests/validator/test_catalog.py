@@ -32,6 +32,7 @@ CATALOG = {
     "dynamic-capability": Severity.ERROR,
     "implicit-code": Severity.ERROR,
     "forbidden-global": Severity.ERROR,
+    "reserved-name": Severity.ERROR,
     "undefined-name": Severity.ERROR,
     "analysis-limit": Severity.ERROR,
     "nondeterministic-mutate": Severity.WARNING,

@@ -114,8 +114,11 @@ class Calls(WalkState):
                 name = self.text(own)
                 scope.declare(Binding(name, "function", own, function, node))
         saved = (self.in_callback, self.pending_label, self.after_reported)
+        hosts = self.callback_hosts
         if callback:
             self.in_callback = True
+            self.callback_hosts = (*hosts, self.callback_host)
+        self.callback_host = ""
         self.pending_label = None
         self.frames.append(Frame(node, via, site))
         self.active.add(node.id)
@@ -131,6 +134,7 @@ class Calls(WalkState):
             self.active.discard(node.id)
             self.frames.pop()
             self.in_callback, self.pending_label, self.after_reported = saved
+            self.callback_hosts = hosts
         if callback:
             if is_capability(value) and self.recording:
                 self.dynamic(node, "returned", self.describe(value))
@@ -197,10 +201,18 @@ class Calls(WalkState):
             for argument, value in escaping:
                 self.dynamic(argument, "escapes", self.describe(value))
         for callback in callbacks:
+            self.callback_host = self.callee_name(callee)
             _, state = self.invoke(callback, [], state, node, callback=True)
         if isinstance(callee_value, ModuleState) and self.returns_element(callee):
             return callee_value, state
         return None, state
+
+    def callee_name(self, callee: Node) -> str:
+        """The name a call's callee ends with: ``map`` for ``items.map``, ``""`` for none."""
+        if callee.type == "member_expression":
+            name = callee.child_by_field_id(Field.PROPERTY)
+            return self.text(name) if name is not None else ""
+        return self.text(callee) if callee.type == "identifier" else ""
 
     def returns_element(self, callee: Node) -> bool:
         """True for ``x.find(...)`` and the other methods whose result shares `x`'s objects."""
@@ -254,6 +266,7 @@ class Calls(WalkState):
                 if is_promise:
                     _, state = self.invoke(argument_value, [], state, node)
                 else:
+                    self.callback_host = ""
                     _, state = self.invoke(argument_value, [], state, node, callback=True)
             elif is_capability(argument_value) and self.recording:
                 self.dynamic(argument, "escapes", self.describe(argument_value))

@@ -135,6 +135,7 @@ class Mutations(WalkState):
                 in_callback=self.in_callback,
                 in_try=self.in_try > 0 or (kind in MUTATING_KINDS and self.caught(node)),
                 detached=self.detached,
+                callback_hosts=self.callback_hosts,
                 after=state if isinstance(state, CapabilityCall) else None,
                 result_use=self.result_use(node) if kind in MUTATING_KINDS else None,
             )
@@ -154,6 +155,7 @@ class Mutations(WalkState):
                 in_callback=self.in_callback,
                 in_try=self.in_try > 0,
                 detached=self.detached,
+                callback_hosts=self.callback_hosts,
             )
             if self.recording:
                 topic = values[0] if values else None

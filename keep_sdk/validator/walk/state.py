@@ -65,6 +65,8 @@ class WalkState:
         self.active: set[int] = set()
         self.in_loop = False
         self.in_callback = False
+        self.callback_hosts: tuple[str, ...] = ()
+        self.callback_host = ""
         self.in_try = 0
         self.detached = False
         self.replay = False
