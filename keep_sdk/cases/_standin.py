@@ -287,12 +287,9 @@ class StandInConnectors(DelegatingConnectors):
 
     def seed(self, name: str, data: Any, *, replace: bool, source: str) -> None:
         """Give the stand-in of `name` its answers and results (`StandInSeed`); merged by
-        operation into what it has unless `replace`. `ConfigurationError` for a bad shape."""
-        if name in self.live:
-            raise ConfigurationError(
-                f"{source}: {name} is live (it calls the service), so it takes no seed data; "
-                f"remove {name} from `live` or its seed from `connectors`"
-            )
+        operation into what it has unless `replace`. `ConfigurationError` for a bad shape.
+
+        A live connector has no stand-in: its seed is checked and kept, but not used."""
         try:
             seed = data if isinstance(data, StandInSeed) else StandInSeed.model_validate(data)
         except ValidationError as exc:
