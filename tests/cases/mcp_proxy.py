@@ -26,7 +26,8 @@ def main() -> None:
     child = subprocess.Popen(
         [sys.executable, server, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
-    assert child.stdin is not None and child.stdout is not None
+    assert child.stdin is not None
+    assert child.stdout is not None
     threading.Thread(target=_pump, args=(child.stdout, sys.stdout.buffer), daemon=True).start()
     for line in iter(sys.stdin.buffer.readline, b""):
         try:
