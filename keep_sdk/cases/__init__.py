@@ -6,7 +6,8 @@ same `Step` and `Expectation` models (docs/cases.md), read with the same loader
 (field paths and a did-you-mean in every error), and played in a `World`: an
 `keep_sdk.app.Installation` opened with a `ManualClock`, deterministic runs and
 in-process isolation, the same plugins, ``keep.toml`` connectors and doubles as the
-installation that will run the script.
+installation that will run the script; every connector that is not a double is a
+recording stand-in with the real one's operations unless a case lists it in ``live``.
 
 ```python
 from keep_sdk.cases import run_case_file
@@ -29,6 +30,7 @@ from keep_sdk.cases._load import load_case_file, load_scenario, parse_case_file,
 from keep_sdk.cases._model import (
     CASE_START,
     Act,
+    Answer,
     Case,
     CaseFile,
     Crash,
@@ -41,6 +43,7 @@ from keep_sdk.cases._model import (
     NotifyStep,
     PublishStep,
     Scenario,
+    StandInSeed,
     Step,
 )
 from keep_sdk.cases._play import play
@@ -50,6 +53,7 @@ from keep_sdk.cases._world import Harness, World
 
 __all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
     "Act",
+    "Answer",
     "CASE_START",
     "Case",
     "CaseFile",
@@ -69,6 +73,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
     "SCHEMAS",
     "Scenario",
     "SimulatedCrash",
+    "StandInSeed",
     "Step",
     "World",
     "is_subset",

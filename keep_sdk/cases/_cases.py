@@ -1,12 +1,15 @@
 """``keep test``: run a workflow's cases on the installation that will run it, with a
-manual clock and seeded doubles, and compare what happened with what each case expects.
+manual clock, seeded doubles and recording stand-ins, and compare what happened with
+what each case expects.
 
 Each case opens its own `keep_sdk.app.Installation` on a fresh ``memory://``
 store: the user's plugins and ``keep.toml`` (so every connector ``keep run``
 offers is there: plugin connectors, configured connectors, every built-in double
 such as ``approvals`` and ``jobs``), a clock that moves only when a step says so
 (starting at the case's `start`, else `CASE_START`), and the doubles seeded with
-the case's data. Runs are deterministic (``Date`` is the clock, ``Math.random``
+the case's data. Every other connector (``keep.toml``'s, a plugin's real one) is a
+recording stand-in with its operations (`keep_sdk.cases._standin`), unless the case
+lists it in ``live``. Runs are deterministic (``Date`` is the clock, ``Math.random``
 seeded by the run) and run in-process, so a case gives the same result every time.
 """
 
@@ -89,11 +92,15 @@ def run_case(
     double, bad seed data) raises `ConfigurationError`."""
     world = World.open(_harness(plugins, config), case.start or cases.start or CASE_START)
     try:
+        where = f"case {case.name!r}"
+        world.stand_ins.where = where
+        world.stand_ins.set_live(case.live if case.live is not None else cases.live, source=where)
         seeds = {**cases.connectors, **case.connectors}
-        world.installation.seed(seeds, replace=True, source=f"case {case.name!r}: connectors")
+        world.seed(seeds, replace=True, source=f"{where}: connectors")
         world.deploy(source, filename=filename or None)
         world.grant(case.grants if case.grants is not None else cases.grants)
         mismatches = play(world, case.steps, case.expect)
+        mismatches += [Mismatch.note("", problem) for problem in world.stand_ins.problems()]
         observed = (mutations(world), publishes(world), run_counts(world))
     except ConfigurationError:
         raise

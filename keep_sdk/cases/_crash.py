@@ -7,8 +7,9 @@ from typing import Any, cast
 
 from pydantic import JsonValue
 
+from keep_sdk.cases._delegate import DelegatingConnectors
 from keep_sdk.cases._model import Crash
-from keep_sdk.connectors import Connector, ConnectorSet
+from keep_sdk.connectors import Connector
 from keep_sdk.contract.durable import DurableAnswer, InvocationContext
 
 __all__ = ["CrashingConnectors", "SimulatedCrash"]
@@ -18,9 +19,10 @@ class SimulatedCrash(BaseException):
     """The host dies here. A BaseException, so no handler in the host can catch it."""
 
 
-class CrashingConnectors(ConnectorSet):
+class CrashingConnectors(DelegatingConnectors):
     """An installation's connectors; `crash`, when set, names the call that kills the host
-    (once). Given to `keep_sdk.app.Installation.open` as its `wrap_connectors`."""
+    (once). Built in `keep_sdk.app.Installation.open`'s `wrap_connectors`; it delegates
+    lazily, so wrapping builds no connector."""
 
     crash: Crash | None = None
 

@@ -158,7 +158,7 @@ def check(world: World, expect: Expectation, where: str) -> list[Mismatch]:
         effects = {}
         for name in expect.effects:
             connector, _, operation = name.partition(".")
-            effects[name] = len(world.double(connector).effects(operation))
+            effects[name] = len(world.effects(connector, operation))
         compare("effects", effects, expect.effects)
     if expect.rows is not None:
         sheets = world.double("sheets").snapshot()["spreadsheets"]
@@ -218,13 +218,11 @@ def _invariants(world: World, where: str) -> list[Mismatch]:
                 )
             )
         seen[root] = entry.run_id
-    for double in world.doubles().values():
-        keys = Counter(e["idempotencyKey"] for e in double.effects())
+    for name, effects in world.recorded().items():
+        keys = Counter(e["idempotencyKey"] for e in effects)
         twice = [k for k, n in keys.items() if n > 1]
         if twice:
-            found.append(
-                Mismatch.note(where, f"{double.name} applied one idempotency key twice: {twice}")
-            )
+            found.append(Mismatch.note(where, f"{name} applied one idempotency key twice: {twice}"))
     return found
 
 

@@ -25,6 +25,7 @@ from keep_sdk.connectors.builtin import FaultKind
 __all__ = [
     "CASE_START",
     "Act",
+    "Answer",
     "Case",
     "CaseFile",
     "Crash",
@@ -37,6 +38,7 @@ __all__ = [
     "NotifyStep",
     "PublishStep",
     "Scenario",
+    "StandInSeed",
     "Step",
 ]
 
@@ -200,7 +202,8 @@ class Expectation(_Model):
     - `runs`: run status → count (a status left out is not checked);
     - `waiting`: the runs that wait, oldest first (``paused:*``, failed, crashed);
     - `ledger`: the ledger statuses in creation order;
-    - `effects`: ``connector.operation`` → applied external effects of a double;
+    - `effects`: ``connector.operation`` → applied external effects of a double, or the
+      mutations and durable starts a stand-in recorded;
     - `rows`: spreadsheet id → rows (values) in the sheets double;
     - `messages`: channel → message texts in the slack double;
     - `state`: handler → its stored state (whole);
@@ -285,14 +288,62 @@ def _default_steps() -> list[Step]:
     return [Step(run={})]
 
 
+class Answer(_Model):
+    """One seeded answer of a stand-in's operation: `result` answers a call whose arguments
+    contain `when` (a subset, compared as ``expect`` compares); without `when`, every call."""
+
+    when: dict[str, JsonValue] | None = None
+    result: JsonValue = Field(description="What the call returns.")
+
+
+SeededAnswer = Annotated[
+    list[Answer] | JsonValue,
+    Field(
+        union_mode="left_to_right",
+        description="A list of `{when, result}` (the first that matches answers), or any "
+        "other JSON value: the answer to every call.",
+    ),
+]
+
+
+class StandInSeed(_Model):
+    """Seed data of a connector that is not a double (a ``keep.toml`` or plugin connector).
+
+    In a case such a connector is a recording stand-in with the real one's operations:
+    a read answers from `answers` (a read with no answer fails the case), a mutation or
+    durable operation is recorded and answers from `results` (default ``{}``; a durable
+    operation without a result waits for a ``notify`` step).
+    """
+
+    answers: dict[str, SeededAnswer] = Field(
+        default_factory=dict, description="Read operation name → its answer."
+    )
+    results: dict[str, SeededAnswer] = Field(
+        default_factory=dict,
+        description="Mutation or durable operation name → its result.",
+    )
+
+
+ConnectorSeeds = dict[
+    str, Annotated[StandInSeed | dict[str, Any], Field(union_mode="left_to_right")]
+]
+"""Seed data by connector name: a double's data (the shape ``keep run --seed`` takes) or a
+stand-in's `StandInSeed`."""
+
+
 class Case(_Model):
     """One case of a case file: its seed data, its steps and what it expects at the end."""
 
     name: str = Field(min_length=1)
     description: str = ""
-    connectors: dict[str, dict[str, Any]] = Field(
+    connectors: ConnectorSeeds = Field(
         default_factory=dict,
         description="This case's seed data (replaces the file's, connector by connector).",
+    )
+    live: list[str] | None = Field(
+        default=None,
+        description="Connectors that call the real service in this case (default: the "
+        "file's `live`).",
     )
     grants: list[str] | None = None
     start: AwareDatetime | None = Field(
@@ -309,8 +360,13 @@ class CaseFile(_Model):
     grants: list[str] | None = Field(
         default=None, description="Default: every permission the installation's connectors declare."
     )
-    connectors: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="Seed data of the doubles, for every case."
+    connectors: ConnectorSeeds = Field(
+        default_factory=dict,
+        description="Seed data of the doubles and the stand-ins, for every case.",
+    )
+    live: list[str] = Field(
+        default_factory=list,
+        description="Connectors that call the real service instead of a recording stand-in.",
     )
     start: AwareDatetime | None = Field(default=None, description="Where every clock starts.")
     cases: list[Case] = Field(min_length=1)

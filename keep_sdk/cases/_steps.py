@@ -44,7 +44,7 @@ def do_step(world: World, step: Step, where: str) -> list[Mismatch]:
         )
         world.trace.append(f"{where}: published {p.topic}/{p.message_id}")
     elif step.seed is not None:
-        seeded = world.installation.seed(step.seed, source=f"{where}: seed")
+        seeded = world.seed(step.seed, source=f"{where}: seed")
         world.trace.append(f"{where}: seeded {', '.join(seeded)}")
     elif step.fault is not None:
         f = step.fault

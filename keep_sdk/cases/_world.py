@@ -4,8 +4,10 @@ host (runtime and scheduler) and what happened so far.
 Nothing here composes a runtime: the store, the connectors (every plugin connector,
 every ``keep.toml`` connector, every built-in double), the policy and the runtime
 come from `keep_sdk.app.Installation.open`; the world only swaps what a test may
-swap there (the clock, the doubles' file, the isolation, a connector wrapper that
-can kill the host at a call, a runtime factory).
+swap there (the clock, the doubles' file, the isolation, a connector wrapper, a
+runtime factory). The wrapper puts a recording stand-in in place of every connector
+that is not a double (`keep_sdk.cases._standin`) and can kill the host at a call; it
+builds no connector the world does not ask for.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from keep_sdk.app import Installation, RuntimeFactory
 from keep_sdk.cases._clock import ManualClock
 from keep_sdk.cases._crash import CrashingConnectors, SimulatedCrash
+from keep_sdk.cases._model import StandInSeed
+from keep_sdk.cases._standin import Effect, StandInConnectors
 from keep_sdk.config import KeepConfig
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import ServiceDouble
@@ -83,7 +87,7 @@ class World:
         escalations: list[int] = []
 
         def wrap(connectors: ConnectorSet) -> ConnectorSet:
-            wrapped.append(CrashingConnectors(dict(connectors)))
+            wrapped.append(CrashingConnectors(StandInConnectors(connectors)))
             return wrapped[-1]
 
         def observing(observe: Callable[[Observation], None] | None) -> Callable[..., None]:
@@ -157,14 +161,47 @@ class World:
             self.store_point = None
             raise SimulatedCrash(f"killed at {name}")
 
+    @property
+    def stand_ins(self) -> StandInConnectors:
+        """The connectors as the world sees them: doubles, live ones and stand-ins."""
+        return cast(StandInConnectors, self.crashing.inner)
+
     def doubles(self) -> dict[str, ServiceDouble]:
-        """The installation's doubles (built-in and plugin ones), by name."""
-        found: dict[str, ServiceDouble] = {}
-        for name in self.installation.connectors:
-            connector = self.installation.connectors[name]
-            if isinstance(connector, ServiceDouble):
-                found[name] = connector
+        """The installation's doubles (built-in and plugin ones), by name; builds nothing."""
+        return {
+            name: connector
+            for name, connector in self.installation.connectors.built().items()
+            if isinstance(connector, ServiceDouble)
+        }
+
+    def effects(self, name: str, operation: str | None = None) -> list[Effect]:
+        """What the double or stand-in `name` recorded, oldest first (of `operation`)."""
+        if self.stand_ins.stands_in(name) or name in self.stand_ins.live:
+            return self.stand_ins.effects(name, operation)
+        return self.double(name).effects(operation)
+
+    def recorded(self) -> dict[str, list[Effect]]:
+        """Every double's and stand-in's recorded effects, by connector name."""
+        found = {name: double.effects() for name, double in self.doubles().items()}
+        found.update({made.name: made.effects() for made in self.stand_ins.stand_ins()})
         return found
+
+    def seed(self, document: Any, *, replace: bool = False, source: str) -> list[str]:
+        """Seed the doubles (`Installation.seed`) and the stand-ins (`StandInSeed`) named in
+        `document`; the names seeded. `ConfigurationError` names `source` and what is wrong."""
+        if not isinstance(document, dict):
+            raise ConfigurationError(f"{source}: seed data maps connector names to their data")
+        doubles: dict[str, Any] = {}
+        seeded: list[str] = []
+        for name, data in document.items():
+            if name != "faults" and (self.stand_ins.stands_in(name) or name in self.stand_ins.live):
+                self.stand_ins.seed(name, data, replace=replace, source=f"{source}: {name}")
+                seeded.append(name)
+            elif isinstance(data, StandInSeed):
+                doubles[name] = data.model_dump(exclude_defaults=True)
+            else:
+                doubles[name] = data
+        return [*self.installation.seed(doubles, replace=replace, source=source), *seeded]
 
     def double(self, name: str) -> ServiceDouble:
         """The double `name`; a `ConfigurationError` with a did-you-mean otherwise."""
@@ -190,6 +227,7 @@ class World:
 
     def deploy(self, source: str, *, filename: str | None = None) -> int:
         """Deploy `source` (the first time: learn the workflow's name); the version."""
+        self.stand_ins.use(source)
         version = self.runtime.deploy(source, filename=filename)
         if not self.workflow:
             names = [record.name for record in self.installation.store.list_workflows()]

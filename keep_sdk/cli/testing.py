@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 from pydantic import TypeAdapter
 
-from keep_sdk.cli.options import json_option
+from keep_sdk.cli.options import configuration, json_option
 from keep_sdk.cli.support import EXIT_PROBLEM, EXIT_USAGE, fail
 from keep_sdk.cli.text import console, line, styled
 from keep_sdk.errors import ConfigurationError
@@ -29,10 +29,11 @@ _RESULTS = TypeAdapter(list[CaseResult])
 @json_option
 def test_command(file: Path, cases: tuple[str, ...], as_json: bool) -> None:
     """Run the cases of a *.keep.yaml file (all, or those named) on a memory store against
-    recording doubles: connector reads come from the file's data, mutations are recorded,
-    nothing leaves the process."""
+    recording doubles and stand-ins: connector reads come from the file's data, mutations
+    are recorded, nothing leaves the process (but for connectors a case lists in `live`)."""
+    config = configuration(None)
     try:
-        results = run_case_file(file, cases)
+        results = run_case_file(file, cases, config=config)
     except ConfigurationError as exc:
         fail(str(exc), code=EXIT_USAGE)
     if as_json:

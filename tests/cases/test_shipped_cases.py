@@ -85,6 +85,14 @@ def test_keep_schema_prints_the_case_file_model() -> None:
         check=True,
     )
     schema = json.loads(done.stdout)
-    assert set(schema["properties"]) == {"workflow", "grants", "connectors", "start", "cases"}
+    assert set(schema["properties"]) == {
+        "workflow",
+        "grants",
+        "connectors",
+        "live",
+        "start",
+        "cases",
+    }
+    assert set(schema["$defs"]["StandInSeed"]["properties"]) == {"answers", "results"}
     step = schema["$defs"]["Step"]["properties"]
     assert {"clock", "poll", "notify", "seed", "advance", "wait"} <= set(step)
