@@ -10,6 +10,7 @@ from keep_sdk.connectors.mcp import McpConnector, build
 from keep_sdk.model import BackoffPolicy, HostPolicy, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
+from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import Publication, Store
 from tests.connectors.mcp.servers import stdio_settings
 
@@ -77,7 +78,7 @@ def runtime(store: Store, connector: McpConnector, **options: Any) -> Runtime:
         ConnectorSet([connector]),
         load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
         policy=POLICY,
-        **options,
+        **{"isolation": InProcessIsolation(), **options},
     )
 
 
