@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from keep_sdk.errors import UncertainOutcome
+from keep_sdk.errors import TransientError, UncertainOutcome
 
-__all__ = ["Calls", "Ended"]
+__all__ = ["Calls", "Ended", "read_within"]
 
 T = TypeVar("T")
 
@@ -130,3 +130,37 @@ class Calls:
                 return None
             del self._abandoned[key]
         return call.ended
+
+
+_READS = _Threads()
+
+
+def read_within(func: Callable[[], T], *, timeout_s: float, what: str) -> T:
+    """Run the read `func` on a daemon thread; return its result or re-raise what it raised.
+
+    When it has not returned after `timeout_s` (the phase's wall-clock time left), raise
+    `TransientError` and abandon it: a read changes nothing, so the run can retry later
+    while the abandoned call ends, or never does, on its own.
+    """
+    if timeout_s <= 0:
+        raise TransientError(f"{what} was not started: the phase has no wall-clock time left")
+    call = _Call()
+
+    def target() -> None:
+        threading.current_thread().name = f"keep-read {what}"
+        try:
+            call.ended.value = func()
+        except BaseException as exc:
+            call.ended.error = exc
+        finally:
+            call.done.set()
+
+    _READS.start(target, f"keep-read {what}")
+    if not call.done.wait(timeout_s):
+        raise TransientError(
+            f"{what} gave no answer within the phase's wall-clock time left ({timeout_s:.1f} s); "
+            "the read was abandoned and the run will try again later"
+        )
+    if call.ended.error is not None:
+        raise call.ended.error
+    return call.ended.value  # type: ignore[no-any-return]

@@ -10,6 +10,7 @@ error raised here ends the phase (the sandbox never lets the script catch it).
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,7 @@ from keep_sdk.model import (
     PublishRequest,
     explain_validation_error,
 )
+from keep_sdk.runtime.deadline import read_within
 from keep_sdk.runtime.frozen import check_frozen
 from keep_sdk.stores import Publication, Store
 
@@ -60,6 +62,8 @@ class PhaseHost:
     `message_id_seed` makes host-generated messageIds stable across a replay
     of the same run chain. `frozen` is the connector manifest `version` was
     deployed with; calls are checked against it (`keep_sdk.runtime.frozen`).
+    `started` is when the phase began: a connector read gets the phase's wall-clock
+    time left, and one that does not answer in it fails as `TransientError`.
     """
 
     store: Store
@@ -75,6 +79,7 @@ class PhaseHost:
     frozen: Manifest | None = None
     version: int = 0
     publishes: list[Publication] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
 
     def call(self, name: str, arguments: JsonValue) -> JsonValue:
         """Perform ``ctx.<name>(arguments)`` (the `keep_sdk.sandbox.HostInterface` contract).
@@ -108,7 +113,12 @@ class PhaseHost:
             )
         self._check_phase(name, declared.kind)
         require_permission(f"ctx.{name}", declared.permission, self.grants, self.workflow)
-        return self.connectors.invoke(connector, operation, arguments)
+        left = self.policy.sandbox.wall_time_s - (time.monotonic() - self.started)
+        return read_within(
+            lambda: self.connectors.invoke(connector, operation, arguments),
+            timeout_s=left,
+            what=f"ctx.{name}",
+        )
 
     def _check_phase(self, name: str, operation: OperationKind | str) -> None:
         if self.phase not in allowed_phases(operation, self.policy.mutate_reads):

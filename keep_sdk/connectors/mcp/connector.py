@@ -13,7 +13,7 @@ from mcp.types import CallToolResult, TextContent, Tool
 from pydantic import JsonValue
 
 from keep_sdk.connectors.base import Connector
-from keep_sdk.connectors.mcp.link import CallFailed, Dropped, Link, Unreachable
+from keep_sdk.connectors.mcp.link import CallFailed, Dropped, Link, TooLarge, Unreachable
 from keep_sdk.connectors.mcp.portal import Portal
 from keep_sdk.connectors.mcp.settings import McpSettings
 from keep_sdk.connectors.mcp.tools import ToolArguments, tool_operations
@@ -68,7 +68,8 @@ class McpConnector(Connector):
         Failures are classified: no connection before sending → `TransientError`;
         dropped or timed out after sending → `UncertainOutcome` for a mutation,
         `TransientError` for a read; a JSON-RPC error or a result with ``isError``
-        → `PreconditionFailed`.
+        → `PreconditionFailed`; a result past ``max_result_bytes`` → `PreconditionFailed`
+        for a read, `UncertainOutcome` for a mutation.
         """
         js = next((op.js_name for op in self.operations.values() if _tool(op) == tool), tool)
         what = f"ctx.{self.name}.{js}"
@@ -87,6 +88,16 @@ class McpConnector(Connector):
             raise TransientError(f"{what}: {exc} ({where})") from None
         except CallFailed as exc:
             raise PreconditionFailed(f"{what}: the MCP server refused the call: {exc}") from None
+        except TooLarge as exc:
+            too_large = (
+                f"{what}: the MCP server {where} answered with {exc}, past max_result_bytes "
+                f"({self.settings.max_result_bytes}); it was not read further"
+            )
+            if key is not None:
+                raise UncertainOutcome(f"{too_large}; the call may have taken effect") from None
+            raise PreconditionFailed(
+                f"{too_large}; ask for less or raise max_result_bytes in keep.toml"
+            ) from None
         if result.isError:
             raise PreconditionFailed(f"{what}: the tool reported an error: {_error_text(result)}")
         return result_json(result)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import logging
 import os
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any, TextIO
@@ -13,13 +15,13 @@ from typing import Any, TextIO
 import httpx
 from mcp import ClientSession, McpError, StdioServerParameters
 from mcp.client import streamable_http
-from mcp.client.stdio import stdio_client
 from mcp.types import CONNECTION_CLOSED, CallToolResult, Tool
 
 from keep_sdk.connectors.mcp.portal import Portal
 from keep_sdk.connectors.mcp.settings import McpSettings
+from keep_sdk.connectors.mcp.stdio import LOG, bounded_stdio
 
-__all__ = ["CallFailed", "Dropped", "Link", "Unreachable"]
+__all__ = ["CallFailed", "Dropped", "Link", "TooLarge", "Unreachable"]
 
 META_KEY = "idempotencyKey"
 """The `_meta` field of a tools/call request that carries the idempotency key."""
@@ -44,6 +46,36 @@ class CallFailed(Exception):
     """The server answered the call with a JSON-RPC error: it refused it."""
 
 
+class TooLarge(Exception):
+    """The server sent a message larger than ``max_result_bytes`` while the call waited."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"a message of more than {size} bytes")
+        self.size = size
+
+
+class _Quiet(logging.Handler):
+    """Takes the MCP SDK's log records (tracebacks included) and says each in one debug line."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        reason = ""
+        if record.exc_info and record.exc_info[1] is not None:
+            reason = f": {_describe(record.exc_info[1])}"
+        LOG.debug("mcp: %s%s", record.getMessage()[:300], reason[:300])
+
+
+def _quiet_sdk_logs() -> None:
+    """The SDK logs parse errors with their traceback (`logger.exception`); without a
+    logging setup Python prints those to stderr. Keep them in one debug line instead."""
+    sdk = logging.getLogger("mcp")
+    if not any(isinstance(h, _Quiet) for h in sdk.handlers):
+        sdk.addHandler(_Quiet())
+    sdk.propagate = False
+
+
+_quiet_sdk_logs()
+
+
 class Link:
     """A client session held open in a task on the portal's loop.
 
@@ -59,7 +91,7 @@ class Link:
         self._stop: asyncio.Event | None = None
         self._holder: asyncio.Task[None] | None = None
         self._opening = asyncio.Lock()
-        self._refusals: set[asyncio.Future[str]] = set()
+        self._waiting: set[asyncio.Future[Exception]] = set()
 
     def list_tools(self) -> list[Tool]:
         """Every tool the server lists now (all pages)."""
@@ -71,13 +103,18 @@ class Link:
             raise Unreachable(f"no answer within {self._budget():g}s") from None
 
     def call(self, tool: str, arguments: dict[str, Any], key: str | None) -> CallToolResult:
-        """Call `tool`; `Unreachable` before sending, `Dropped` or `CallFailed` after."""
+        """Call `tool` within ``call_timeout_s`` in all (connecting included).
+
+        `Unreachable` before sending; `Dropped`, `CallFailed` or `TooLarge` after.
+        """
+        limit = self.settings.call_timeout_s
+        deadline = time.monotonic() + limit
         try:
-            return self.portal.call(self._call(tool, arguments, key), self._budget())
+            return self.portal.call(self._call(tool, arguments, key, deadline), limit + 2)
         except RuntimeError as exc:
             raise Unreachable(str(exc)) from None
         except TimeoutError:
-            raise Dropped(f"no answer within {self.settings.call_timeout_s:g}s") from None
+            raise Dropped(f"no answer within {limit:g}s") from None
 
     def _budget(self) -> float:
         return self.settings.connect_timeout_s + self.settings.call_timeout_s + 5
@@ -106,6 +143,10 @@ class Link:
             self._stop.set()
             self._holder.cancel()
             raise Unreachable(f"no answer within {self.settings.connect_timeout_s:g}s") from None
+        except asyncio.CancelledError:
+            self._stop.set()
+            self._holder.cancel()
+            raise
 
     async def _hold(self, ready: asyncio.Future[ClientSession], stop: asyncio.Event) -> None:
         mine: ClientSession | None = None
@@ -122,7 +163,12 @@ class Link:
                         cwd=self.settings.cwd,
                     )
                     read, write = await stack.enter_async_context(
-                        stdio_client(params, errlog=_errlog())
+                        bounded_stdio(
+                            params,
+                            max_message_bytes=self.settings.max_result_bytes,
+                            oversized=self._too_large,
+                            errlog=_errlog(),
+                        )
                     )
                 session = await stack.enter_async_context(ClientSession(read, write))
                 mine = session
@@ -151,7 +197,12 @@ class Link:
             httpx.AsyncClient(
                 headers=headers or None,
                 timeout=timeout,
-                transport=_Watch(httpx.AsyncHTTPTransport(), self._refused),
+                transport=_Watch(
+                    httpx.AsyncHTTPTransport(),
+                    self._refused,
+                    self._too_large,
+                    self.settings.max_result_bytes,
+                ),
             )
         )
         return _two(streamable_http.streamable_http_client(self.settings.url, http_client=client))
@@ -168,32 +219,43 @@ class Link:
             if not cursor:
                 return tools
 
-    async def _call(self, tool: str, arguments: dict[str, Any], key: str | None) -> CallToolResult:
-        await self._open()
+    async def _call(
+        self, tool: str, arguments: dict[str, Any], key: str | None, deadline: float
+    ) -> CallToolResult:
+        limit = self.settings.call_timeout_s
+        try:
+            async with asyncio.timeout(deadline - time.monotonic()):
+                await self._open()
+        except TimeoutError:
+            raise Unreachable(f"not connected within {limit:g}s") from None
         session = self._live()
         meta = {META_KEY: key} if key is not None else None
-        timeout = self.settings.call_timeout_s
-        refused: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self._refusals.add(refused)
+        left = max(deadline - time.monotonic(), 0.001)
+        interrupted: asyncio.Future[Exception] = asyncio.get_running_loop().create_future()
+        self._waiting.add(interrupted)
         call = asyncio.ensure_future(
             session.call_tool(
-                tool, arguments, read_timeout_seconds=dt.timedelta(seconds=timeout), meta=meta
+                tool, arguments, read_timeout_seconds=dt.timedelta(seconds=left), meta=meta
             )
         )
         try:
-            waiting: set[asyncio.Future[Any]] = {call, refused}
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            waiting: set[asyncio.Future[Any]] = {call, interrupted}
+            await asyncio.wait(waiting, timeout=left, return_when=asyncio.FIRST_COMPLETED)
             if not call.done():
                 call.cancel()
-                await self._drop()
-                raise Unreachable(refused.result())
+                if not interrupted.done():
+                    raise Dropped(f"no answer within {limit:g}s")
+                reason = interrupted.result()
+                if isinstance(reason, Unreachable):
+                    await self._drop()
+                raise reason
             return call.result()
         except McpError as exc:
             if exc.error.code == CONNECTION_CLOSED:
                 await self._drop()
                 raise Dropped("the server closed the connection during the call") from None
             if "timed out" in exc.error.message.lower():
-                raise Dropped(f"no answer within {timeout:g}s") from None
+                raise Dropped(f"no answer within {limit:g}s") from None
             raise CallFailed(f"{exc.error.message} (JSON-RPC error {exc.error.code})") from None
         except (OSError, EOFError, RuntimeError) as exc:
             await self._drop()
@@ -204,15 +266,22 @@ class Link:
                 raise Dropped(_describe(exc)) from None
             raise
         finally:
-            self._refusals.discard(refused)
+            self._waiting.discard(interrupted)
             if not call.done():
                 call.cancel()
 
-    def _refused(self, reason: str) -> None:
-        """A POST could not connect: calls waiting now were not sent; fail them at once."""
-        for waiter in list(self._refusals):
+    def _interrupt(self, reason: Exception) -> None:
+        for waiter in list(self._waiting):
             if not waiter.done():
                 waiter.set_result(reason)
+
+    def _too_large(self, size: int) -> None:
+        """The server sent a message past the cap: the calls waiting now fail with `TooLarge`."""
+        self._interrupt(TooLarge(size))
+
+    def _refused(self, reason: str) -> None:
+        """A POST could not connect: calls waiting now were not sent; fail them at once."""
+        self._interrupt(Unreachable(reason))
 
     def _live(self) -> ClientSession:
         if self._session is None:
@@ -238,22 +307,84 @@ class Link:
 
 
 class _Watch(httpx.AsyncBaseTransport):
-    """An HTTP transport that reports a POST whose connection could not be made."""
+    """An HTTP transport that reports a POST whose connection could not be made, and
+    reads each answer through `_Capped`."""
 
-    def __init__(self, inner: httpx.AsyncBaseTransport, refused: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        inner: httpx.AsyncBaseTransport,
+        refused: Callable[[str], None],
+        oversized: Callable[[int], None],
+        cap: int,
+    ) -> None:
         self._inner = inner
         self._report = refused
+        self._oversized = oversized
+        self._cap = cap
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         try:
-            return await self._inner.handle_async_request(request)
+            response = await self._inner.handle_async_request(request)
         except httpx.ConnectError as exc:
             if request.method == "POST":
                 self._report(f"cannot connect: {_describe(exc)}")
             raise
+        events = response.headers.get("content-type", "").startswith("text/event-stream")
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        capped = _Capped(response.stream, self._cap, self._oversized, events=events)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=capped,
+            extensions=response.extensions,
+        )
 
     async def aclose(self) -> None:
         await self._inner.aclose()
+
+
+class _Capped(httpx.AsyncByteStream):
+    """An answer's body, stopped once one message is past `cap` bytes.
+
+    A JSON answer is one message; in an event stream each event (up to a blank line)
+    is one. Past the cap `oversized` is told and the read fails.
+    """
+
+    def __init__(
+        self,
+        inner: httpx.AsyncByteStream,
+        cap: int,
+        oversized: Callable[[int], None],
+        *,
+        events: bool,
+    ) -> None:
+        self._inner = inner
+        self._cap = cap
+        self._oversized = oversized
+        self._events = events
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        size = 0
+        tail = b""
+        async for chunk in self._inner:
+            if self._events:
+                seen = tail + chunk
+                cut = max(seen.rfind(b"\n\n"), seen.rfind(b"\r\n\r\n"))
+                size = len(seen) - cut - 1 if cut >= 0 else size + len(chunk)
+                tail = seen[-3:]
+            else:
+                size += len(chunk)
+            if size > self._cap:
+                self._oversized(size)
+                raise _Oversized(f"a message of more than {self._cap} bytes")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _Oversized(httpx.HTTPError):
+    """A message from the server past ``max_result_bytes`` (ends that answer's read)."""
 
 
 @asynccontextmanager

@@ -81,8 +81,20 @@ class McpSettings(_Settings):
         description="A read tool called with {idempotencyKey} that answers {applied, result}; "
         "without it an uncertain mutation goes to a person.",
     )
-    call_timeout_s: Annotated[float, Field(gt=0, le=3600)] = 30.0
-    connect_timeout_s: Annotated[float, Field(gt=0, le=600)] = 15.0
+    call_timeout_s: Annotated[float, Field(gt=0, le=3600)] = Field(
+        default=30.0,
+        description="Seconds one call may take in all: (re)connecting, sending and the answer.",
+    )
+    connect_timeout_s: Annotated[float, Field(gt=0, le=600)] = Field(
+        default=15.0,
+        description="Seconds to start or reach the server and initialise the session (at most "
+        "`call_timeout_s` within a call).",
+    )
+    max_result_bytes: Annotated[int, Field(ge=1024, le=256 * 1024 * 1024)] = Field(
+        default=4 * 1024 * 1024,
+        description="Most bytes of one message from the server (a call's result), counted while "
+        "reading; a larger one is not kept and fails the call.",
+    )
 
     @model_validator(mode="after")
     def _one_transport(self) -> McpSettings:

@@ -17,9 +17,30 @@ from keep_sdk.contract.manifest import OperationManifest
 from keep_sdk.errors import ConfigurationError, InvalidArguments
 from keep_sdk.model import OperationKind
 
-__all__ = ["ToolArguments", "ToolOperation", "js_name", "tool_operations"]
+__all__ = ["RESERVED_JS_NAMES", "ToolArguments", "ToolOperation", "js_name", "tool_operations"]
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+
+RESERVED_JS_NAMES = frozenset(
+    {
+        "__defineGetter__",
+        "__defineSetter__",
+        "__lookupGetter__",
+        "__lookupSetter__",
+        "__proto__",
+        "constructor",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+        "toJSON",
+        "toLocaleString",
+        "toString",
+        "then",
+        "valueOf",
+    }
+)
+"""Names a connector's operation cannot have: JS object internals (every name on
+``Object.prototype``) and the hooks JS calls implicitly (``then``, ``toJSON``)."""
 
 
 class ToolArguments(RootModel[dict[str, JsonValue]]):
@@ -36,6 +57,11 @@ def js_name(tool: str) -> str:
         return tool
     head, *rest = parts
     return head[:1].lower() + head[1:] + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def _suggest(name: str) -> str:
+    letters = re.sub(r"[^A-Za-z0-9]", "", name) or "tool"
+    return letters[:1].lower() + letters[1:] + "Tool"
 
 
 class ToolOperation(Operation[ToolArguments]):
@@ -115,8 +141,9 @@ def tool_operations(
     """One operation per tool, keyed by JS name, with the settings' overrides applied.
 
     Raises `ConfigurationError` for an override or reconcile tool the server does
-    not list, a tool whose schema is not valid JSON Schema, or two tools that end
-    up with one JS name.
+    not list, a tool whose schema is not valid JSON Schema, a JS name in
+    `RESERVED_JS_NAMES` (the message names the ``tools.<tool>.name`` override to
+    set), or two tools that end up with one JS name.
     """
     by_name = {t.name: t for t in tools}
     where = f"connector {connector!r} ({settings.where()})"
@@ -136,6 +163,13 @@ def tool_operations(
             raise ConfigurationError(
                 f"{where}: tool {tool.name!r} has no usable JS name ({name!r}); "
                 f'set `tools.{tool.name}.name = "someName"`'
+            )
+        if name in RESERVED_JS_NAMES:
+            chosen = "its override" if override.name else "its JS name"
+            raise ConfigurationError(
+                f"{where}: tool {tool.name!r} cannot be ctx.{connector}.{name}: {chosen} "
+                f"{name!r} is a JS object internal; map it to another name in keep.toml with "
+                f'`[connectors.{connector}.tools.{tool.name}]` `name = "{_suggest(name)}"`'
             )
         if name in operations:
             raise ConfigurationError(

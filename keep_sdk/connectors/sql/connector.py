@@ -10,6 +10,11 @@ transaction. Failures are classified:
 | deadlock or serialization failure | `TransientError` (rolled back) |
 | a constraint or the database refused the statement | `PreconditionFailed` |
 | the connection broke during COMMIT of a mutation | `UncertainOutcome` (reconcile) |
+| the call ran past `timeout_s` (connect, statement, fetch) | `TransientError` (rolled back) |
+| the rows passed `max_result_rows` / `max_result_bytes` while fetched | `PreconditionFailed` |
+
+Rows are fetched in batches and counted as they arrive (a read uses a server-side
+cursor where the database has one), so a huge result is refused without being held.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import base64
 import datetime as dt
 import decimal
 import json
+import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -57,8 +63,40 @@ def _json_value(value: Any) -> JsonValue:
     return str(value)
 
 
-def _rows(result: Result[Any]) -> list[dict[str, JsonValue]]:
-    return [{key: _json_value(v) for key, v in row.items()} for row in result.mappings()]
+_BATCH = 256
+_QUERY_CANCELED = "57014"
+
+
+class _TooLarge(Exception):
+    """The result passed max_result_rows or max_result_bytes while it was fetched."""
+
+
+class _Late(Exception):
+    """The call's deadline passed while its rows were fetched."""
+
+
+def _rows(
+    result: Result[Any], *, max_rows: int, max_bytes: int, deadline: float
+) -> list[dict[str, JsonValue]]:
+    """The rows of `result` as JSON, fetched `_BATCH` at a time within the caps and deadline."""
+    rows: list[dict[str, JsonValue]] = []
+    size = 0
+    mappings = result.mappings()
+    try:
+        while batch := mappings.fetchmany(_BATCH):
+            for row in batch:
+                converted = {key: _json_value(v) for key, v in row.items()}
+                size += len(json.dumps(converted, separators=(",", ":"), ensure_ascii=False))
+                rows.append(converted)
+                if len(rows) > max_rows:
+                    raise _TooLarge(f"more than {max_rows} rows (max_result_rows)")
+                if size > max_bytes:
+                    raise _TooLarge(f"more than {max_bytes} bytes (max_result_bytes)")
+            if time.monotonic() > deadline:
+                raise _Late
+    finally:
+        result.close()
+    return rows
 
 
 def _param(value: JsonValue) -> Any:
@@ -87,8 +125,14 @@ class SqlConnector(ConfiguredConnector):
         )
         url = settings.revealed_url()
         options: dict[str, Any] = {"pool_pre_ping": True}
-        if url.startswith("sqlite"):
-            options["connect_args"] = {"check_same_thread": False}
+        self._sqlite = url.startswith("sqlite")
+        if self._sqlite:
+            options["connect_args"] = {
+                "check_same_thread": False,
+                "timeout": settings.timeout_s,
+            }
+        elif url.startswith("postgresql"):
+            options["connect_args"] = {"connect_timeout": max(1, int(settings.timeout_s))}
         self._engine: Engine = create_engine(url, **options)
 
     def close(self) -> None:
@@ -106,9 +150,10 @@ class SqlConnector(ConfiguredConnector):
         if mutation and IDEMPOTENCY_PARAM in bind_names(op.sql):
             params[IDEMPOTENCY_PARAM] = idempotency_key
         with self.limits.slot():
-            conn = self._connect(what)
+            deadline = time.monotonic() + self.settings.timeout_s
+            conn = self._connect(what, deadline)
             try:
-                value = self._execute(conn, op.sql, params, what, kind=op.kind)
+                value = self._execute(conn, op.sql, params, what, kind=op.kind, deadline=deadline)
                 self._commit(conn, what, mutation=mutation)
             finally:
                 conn.close()
@@ -127,9 +172,12 @@ class SqlConnector(ConfiguredConnector):
         if IDEMPOTENCY_PARAM in names:
             params[IDEMPOTENCY_PARAM] = idempotency_key
         with self.limits.slot():
-            conn = self._connect(what)
+            deadline = time.monotonic() + self.settings.timeout_s
+            conn = self._connect(what, deadline)
             try:
-                rows = self._execute(conn, lookup.sql, params, what, kind=OperationKind.READ)
+                rows = self._execute(
+                    conn, lookup.sql, params, what, kind=OperationKind.READ, deadline=deadline
+                )
                 conn.rollback()
             finally:
                 conn.close()
@@ -140,9 +188,19 @@ class SqlConnector(ConfiguredConnector):
             status=ReconcileStatus.FAILED, detail=f"{what}: no row has this idempotency key"
         )
 
-    def _connect(self, what: str) -> Connection:
+    def _connect(self, what: str, deadline: float) -> Connection:
+        """A connection whose statements end by `deadline` (interrupted, or cancelled by
+        PostgreSQL's statement_timeout)."""
         try:
-            return self._engine.connect()
+            conn = self._engine.connect()
+            left_ms = max(int((deadline - time.monotonic()) * 1000), 1)
+            if self._sqlite:
+                raw = conn.connection.driver_connection
+                assert raw is not None
+                raw.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
+            elif conn.dialect.name == "postgresql":
+                conn.exec_driver_sql(f"SET statement_timeout = {left_ms}")
+            return conn
         except SQLAlchemyError as exc:
             raise TransientError(
                 f"{what}: cannot connect to the database of connector {self.name!r}: "
@@ -151,18 +209,46 @@ class SqlConnector(ConfiguredConnector):
             ) from None
 
     def _execute(
-        self, conn: Connection, sql: str, params: dict[str, Any], what: str, *, kind: OperationKind
+        self,
+        conn: Connection,
+        sql: str,
+        params: dict[str, Any],
+        what: str,
+        *,
+        kind: OperationKind,
+        deadline: float,
     ) -> JsonValue:
+        def fetch(result: Result[Any]) -> list[dict[str, JsonValue]]:
+            return _rows(
+                result,
+                max_rows=self.settings.max_result_rows,
+                max_bytes=self.settings.max_result_bytes,
+                deadline=deadline,
+            )
+
         try:
-            result = conn.execute(text(sql), params)
             if kind is OperationKind.MUTATION:
+                result = conn.execute(text(sql), params)
                 outcome: dict[str, JsonValue] = {"rowcount": result.rowcount}
                 if result.returns_rows:
-                    outcome["rows"] = list[JsonValue](_rows(result))
+                    outcome["rows"] = list[JsonValue](fetch(result))
                 return outcome
-            rows = _rows(result) if result.returns_rows else []
+            result = conn.execution_options(stream_results=True).execute(text(sql), params)
+            rows = fetch(result) if result.returns_rows else []
+        except _TooLarge as exc:
+            conn.rollback()
+            raise PreconditionFailed(
+                f"{what}: the result has {exc}; it was not fetched further and nothing was "
+                "committed. Narrow the statement (a LIMIT, fewer columns) or raise the cap in "
+                "keep.toml"
+            ) from None
+        except _Late:
+            conn.rollback()
+            raise self._late(what) from None
         except SQLAlchemyError as exc:
             conn.rollback()
+            if self._timed_out(exc, deadline):
+                raise self._late(what) from None
             raise self._refused(exc, what) from None
         if kind is OperationKind.READ_BY_ID:
             return rows[0] if rows else None
@@ -178,6 +264,17 @@ class SqlConnector(ConfiguredConnector):
             raise UncertainOutcome(
                 f"{what}: the commit did not confirm ({_reason(exc)}); it may have taken effect"
             ) from None
+
+    def _timed_out(self, exc: SQLAlchemyError, deadline: float) -> bool:
+        if _sqlstate(exc) == _QUERY_CANCELED:
+            return True
+        return self._sqlite and "interrupted" in _reason(exc) and time.monotonic() > deadline
+
+    def _late(self, what: str) -> TransientError:
+        return TransientError(
+            f"{what}: the call ran past timeout_s ({self.settings.timeout_s:g} s) and was "
+            "stopped; nothing was committed"
+        )
 
     def _refused(self, exc: SQLAlchemyError, what: str) -> Exception:
         reason = _reason(exc)

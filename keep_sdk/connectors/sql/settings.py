@@ -84,6 +84,23 @@ class SqlSettings(Settings):
     )
     description: str = Field(default="", description="Shown by `keep connectors`.")
     max_concurrency: int = Field(default=4, ge=1, description="Most statements at once.")
+    timeout_s: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="Seconds one call may take in all: connecting, the statement and fetching "
+        "its rows (PostgreSQL: statement_timeout; SQLite: the statement is interrupted).",
+    )
+    max_result_rows: int = Field(
+        default=10_000, ge=1, description="Most rows a read returns; more fails the call."
+    )
+    max_result_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=1024,
+        le=256 * 1024 * 1024,
+        description="Most bytes of a result (its rows as JSON), counted while fetching; more "
+        "fails the call.",
+    )
     rate_limit_per_s: float | None = Field(
         default=None, gt=0, description="Most statements started per second (none: unlimited)."
     )

@@ -1,6 +1,7 @@
 """A real MCP server for the tests: a notes service over stdio or streamable HTTP.
 
-Run as ``python notes_server.py STATE_FILE [--http PORT] [--variant changed]``.
+Run as ``python notes_server.py STATE_FILE [--http PORT] [--variant changed|huge]``
+(``huge`` adds a read tool ``dump(size)`` answering `size` bytes of text).
 Its notes persist in STATE_FILE (JSON), so a test can count effects after the
 server crashed. A fault for the next mutation is read (and removed) from
 ``STATE_FILE.fault``: ``crash_before``, ``crash_after``, ``hang`` or ``error``.
@@ -98,6 +99,13 @@ def main() -> None:
         if fault == "crash_after":
             os._exit(3)
         return {"id": note["id"]}
+
+    if options.variant == "huge":
+
+        @server.tool(annotations=READ)
+        def dump(size: int) -> str:
+            """`size` bytes of text (the hostile-result variant)."""
+            return "x" * size
 
     if options.variant == "changed":
 
