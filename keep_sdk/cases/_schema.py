@@ -14,8 +14,8 @@ SCHEMAS: dict[str, type[BaseModel]] = {"keep-case": CaseFile, "keep-scenario": S
 """Name → model: ``keep-case`` is a ``*.keep.yaml`` file, ``keep-scenario`` a scenario."""
 
 _TITLES = {
-    "keep-case": "keep workflow case file (*.keep.yaml)",
-    "keep-scenario": "keep conformance scenario",
+    "keep-case": "Workflow case file of keep (*.keep.yaml)",
+    "keep-scenario": "Conformance scenario file of keep",
 }
 
 
