@@ -58,7 +58,13 @@ ALLOWED: dict[str, frozenset[str]] = {
         {
             *("errors", "model", "contract", "connectors", "stores", "validator"),
             *("config", "plugins", "runtime", "scheduler", "status", "app"),
-            *("console", "repair", "conformance", "cases"),
+            *("console", "repair", "conformance", "cases", "mcp_server"),
+        }
+    ),
+    "mcp_server": frozenset(
+        {
+            *("errors", "model", "contract", "connectors", "validator", "config"),
+            *("plugins", "runtime", "status", "app", "repair", "cases"),
         }
     ),
     "__init__": frozenset({"errors", "validator", "plugins", "runtime", "scheduler", "app"}),

@@ -19,10 +19,11 @@ __all__ = ["call_command", "connectors_command"]
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "markdown"]),
+    type=click.Choice(["text", "json", "markdown", "typescript"]),
     default="text",
     show_default=True,
-    help="markdown is meant to be pasted into an LLM prompt.",
+    help="markdown is meant to be pasted into an LLM prompt; typescript is a .d.ts of Keep "
+    "and ctx in each phase, for an editor or a model writing the script.",
 )
 @reports_errors
 def connectors_command(name: str | None, store_url: str | None, fmt: str) -> None:
@@ -51,6 +52,10 @@ def connectors_command(name: str | None, store_url: str | None, fmt: str) -> Non
         manifest = Manifest(connectors=[connector])
     if fmt == "json":
         click.echo(manifest.model_dump_json(indent=2, by_alias=True))
+    elif fmt == "typescript":
+        from keep_sdk.contract.typescript import declarations
+
+        click.echo(declarations(manifest), nl=False)
     elif fmt == "markdown":
         click.echo(manifest.to_markdown(), nl=False)
     else:

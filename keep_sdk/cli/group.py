@@ -26,6 +26,7 @@ from keep_sdk.cli.deploy import deploy_command
 from keep_sdk.cli.diff import diff_command
 from keep_sdk.cli.durable import cancel_command, notify_command, wait_command
 from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
+from keep_sdk.cli.mcp import mcp_command
 from keep_sdk.cli.migrate import migrate_command
 from keep_sdk.cli.options import CONFIG_META
 from keep_sdk.cli.publish import publish_command
@@ -90,6 +91,7 @@ COMMANDS: tuple[click.Command, ...] = (
     repair_command,
     accept_rollback_command,
     deploy_command,
+    mcp_command,
 )
 """Every ``keep`` command, in the order they were added."""
 
