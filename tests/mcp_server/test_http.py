@@ -90,7 +90,8 @@ def test_a_client_with_the_token_lists_the_tools_and_validates(served: str, tmp_
             await session.initialize()
             tools = {tool.name for tool in (await session.list_tools()).tools}
             assert {"validate", "connectors", "run_cases", "status", "deploy"} <= tools
-            answer = await session.call_tool("validate", {"paths": ["invoices.js"]})
+            paths = [str(tmp_path / "invoices.js")]
+            answer = await session.call_tool("validate", {"paths": paths})
             assert not answer.isError, answer.content
             assert answer.structuredContent is not None
             assert answer.structuredContent["errorCount"] == 0
