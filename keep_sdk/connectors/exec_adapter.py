@@ -188,16 +188,15 @@ class ExecAdapter(Connector):
             )
         if done.returncode != 0:
             stderr = done.stderr_tail.decode("utf-8", "replace")
-            tail = " ".join(stderr.strip().splitlines()[-3:])[-500:] or "no stderr"
+            tail = masked(" ".join(stderr.strip().splitlines()[-3:]))[-500:] or "no stderr"
             raise ConnectorError(
-                f"adapter {adapter!r} exited with status {done.returncode} on {what}: "
-                f"{masked(tail)}"
+                f"adapter {adapter!r} exited with status {done.returncode} on {what}: {tail}"
             )
         return _answer(adapter, what, done.stdout.decode("utf-8", "replace"), masked)
 
 
 def _answer(adapter: str, what: str, stdout: str, masked: Redactor) -> DurableAnswer:
-    shown = masked(stdout.strip()[:200])
+    shown = masked(stdout.strip())[:200]
     try:
         raw: Any = json.loads(stdout)
         answer = _ANSWER.validate_python(raw)
