@@ -114,7 +114,7 @@ class Folder:
             **os.environ,
             "SVC_TOKEN": SVC_TOKEN,
             "HOST_SECRET": HOST_SECRET,
-            "PYTHONPATH": str(Path.cwd()),
+            "PYTHONPATH": str(Path(__file__).parents[2]),
         }
         env.pop("KEEP_CONFIG", None)
         command = [sys.executable, "-c", MEASURE, str(rss_file), *KEEP]
