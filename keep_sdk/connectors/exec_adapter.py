@@ -18,7 +18,8 @@ host persists tokens, attempts and results. A program that exits non-zero,
 times out, prints more than ``max_output_bytes`` or prints anything else is a
 failed call (`TransientError` for a timeout, `ConnectorError` otherwise) and is
 retried with the same token. Error texts quote at most the tail of stderr and
-the head of stdout, with the values of the variables passed to it masked.
+the head of stdout, with the values of the variables passed to it masked before
+they are cut (so no part of a cut value shows).
 """
 
 from __future__ import annotations
