@@ -18,7 +18,8 @@ host persists tokens, attempts and results. A program that exits non-zero,
 times out, prints more than ``max_output_bytes`` or prints anything else is a
 failed call (`TransientError` for a timeout, `ConnectorError` otherwise) and is
 retried with the same token. Error texts quote at most the tail of stderr and
-the head of stdout, with the values of the variables passed to it masked.
+the head of stdout, with the values of the variables passed to it masked before
+they are cut (so no part of a cut value shows).
 """
 
 from __future__ import annotations
@@ -188,16 +189,15 @@ class ExecAdapter(Connector):
             )
         if done.returncode != 0:
             stderr = done.stderr_tail.decode("utf-8", "replace")
-            tail = " ".join(stderr.strip().splitlines()[-3:])[-500:] or "no stderr"
+            tail = masked(" ".join(stderr.strip().splitlines()[-3:]))[-500:] or "no stderr"
             raise ConnectorError(
-                f"adapter {adapter!r} exited with status {done.returncode} on {what}: "
-                f"{masked(tail)}"
+                f"adapter {adapter!r} exited with status {done.returncode} on {what}: {tail}"
             )
         return _answer(adapter, what, done.stdout.decode("utf-8", "replace"), masked)
 
 
 def _answer(adapter: str, what: str, stdout: str, masked: Redactor) -> DurableAnswer:
-    shown = masked(stdout.strip()[:200])
+    shown = masked(stdout.strip())[:200]
     try:
         raw: Any = json.loads(stdout)
         answer = _ANSWER.validate_python(raw)
