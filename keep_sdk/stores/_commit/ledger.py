@@ -14,7 +14,7 @@ from keep_sdk.stores._commit.work import Work, in_utc, require_entry, require_ru
 from keep_sdk.stores._models import Resolution
 from keep_sdk.stores.faults import FaultPoint
 
-__all__ = ["LedgerPoints", "insert_intent"]
+__all__ = ["LedgerPoints", "insert_intent", "settle"]
 
 _SETTLING = (LedgerStatus.IN_FLIGHT, LedgerStatus.NEEDS_RECONCILE)
 
@@ -67,23 +67,16 @@ class LedgerPoints(StoreCore):
             ledger_id, LedgerStatus.INDETERMINATE, error=error, next_reconcile_at=None
         )
 
-    def _settle(self, ledger_id: str, target: LedgerStatus, **changes: Any) -> LedgerEntry:
-        """Move an unsettled entry to `target`; an applied mutation also moves its run."""
+    def record_mutation_applied_run(self, ledger_id: str, result: JsonValue) -> RunRecord:
+        """`record_mutation_applied`, answering with the run as it now stands (``mutated``)."""
         with self._commit() as w:
-            entry = require_entry(w.tx, ledger_id)
-            rules.check_ledger_change(entry, _SETTLING, target.value)
-            run = require_run(w.tx, entry.run_id)
-            rules.check_ledger_run(run, entry)
-            if target is LedgerStatus.NEEDS_RECONCILE:
-                changes["reconcile_attempts"] = rules.reconcile_attempts_after(entry)
-            updated = w.update_entry(
-                entry, entry.model_copy(update={"status": target, "updated_at": w.now, **changes})
-            )
-            if target is LedgerStatus.APPLIED:
-                w.fault(FaultPoint.LEDGER_ENTRY)
-                run_changes = rules.applied_run_changes(run, updated.result)
-                w.update_run(run, run.model_copy(update={**run_changes, "updated_at": w.now}))
-            return updated
+            _, run = settle(w, ledger_id, LedgerStatus.APPLIED, result=result)
+            assert run is not None
+            return run
+
+    def _settle(self, ledger_id: str, target: LedgerStatus, **changes: Any) -> LedgerEntry:
+        with self._commit() as w:
+            return settle(w, ledger_id, target, **changes)[0]
 
     def resolve_mutation(
         self,
@@ -124,6 +117,28 @@ class LedgerPoints(StoreCore):
                 detail={"run": run.id, "detail": detail},
             )
             return updated
+
+
+def settle(
+    w: Work, ledger_id: str, target: LedgerStatus, **changes: Any
+) -> tuple[LedgerEntry, RunRecord | None]:
+    """Move an unsettled entry to `target`; an applied mutation also moves its run (returned,
+    else None)."""
+    entry = require_entry(w.tx, ledger_id)
+    rules.check_ledger_change(entry, _SETTLING, target.value)
+    run = require_run(w.tx, entry.run_id)
+    rules.check_ledger_run(run, entry)
+    if target is LedgerStatus.NEEDS_RECONCILE:
+        changes["reconcile_attempts"] = rules.reconcile_attempts_after(entry)
+    updated = w.update_entry(
+        entry, entry.model_copy(update={"status": target, "updated_at": w.now, **changes})
+    )
+    if target is not LedgerStatus.APPLIED:
+        return updated, None
+    w.fault(FaultPoint.LEDGER_ENTRY)
+    run_changes = rules.applied_run_changes(run, updated.result)
+    moved = w.update_run(run, run.model_copy(update={**run_changes, "updated_at": w.now}))
+    return updated, moved
 
 
 def insert_intent(
