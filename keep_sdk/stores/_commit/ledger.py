@@ -70,9 +70,7 @@ class LedgerPoints(StoreCore):
     def record_mutation_applied_run(self, ledger_id: str, result: JsonValue) -> RunRecord:
         """`record_mutation_applied`, answering with the run as it now stands (``mutated``)."""
         with self._commit() as w:
-            _, run = settle(w, ledger_id, LedgerStatus.APPLIED, result=result)
-            assert run is not None
-            return run
+            return settle(w, ledger_id, LedgerStatus.APPLIED, result=result)[1]
 
     def _settle(self, ledger_id: str, target: LedgerStatus, **changes: Any) -> LedgerEntry:
         with self._commit() as w:
@@ -120,10 +118,10 @@ class LedgerPoints(StoreCore):
 
 
 def settle(
-    w: Work, ledger_id: str, target: LedgerStatus, **changes: Any
-) -> tuple[LedgerEntry, RunRecord | None]:
-    """Move an unsettled entry to `target`; an applied mutation also moves its run (returned,
-    else None)."""
+    w: Work, ledger_id: str, target: LedgerStatus, *, move_run: bool = True, **changes: Any
+) -> tuple[LedgerEntry, RunRecord]:
+    """Move an unsettled entry to `target`; an applied mutation also moves its run, unless
+    not `move_run` (the caller writes the run). The entry and its run as they now stand."""
     entry = require_entry(w.tx, ledger_id)
     rules.check_ledger_change(entry, _SETTLING, target.value)
     run = require_run(w.tx, entry.run_id)
@@ -133,8 +131,8 @@ def settle(
     updated = w.update_entry(
         entry, entry.model_copy(update={"status": target, "updated_at": w.now, **changes})
     )
-    if target is not LedgerStatus.APPLIED:
-        return updated, None
+    if target is not LedgerStatus.APPLIED or not move_run:
+        return updated, run
     w.fault(FaultPoint.LEDGER_ENTRY)
     run_changes = rules.applied_run_changes(run, updated.result)
     moved = w.update_run(run, run.model_copy(update={**run_changes, "updated_at": w.now}))
@@ -150,10 +148,12 @@ def insert_intent(
     params: JsonValue,
     idempotency_key: str,
     ui_title: str | None,
+    first: bool = False,
 ) -> LedgerEntry:
     """Record `run`'s one mutation as ``in_flight``, moving the run from ``prepared`` to
-    ``mutating`` in the same transaction; refused unless the run may mutate now."""
-    rules.check_intent(run, w.tx.ledger_entry_for_run(run.id))
+    ``mutating`` in the same transaction; refused unless the run may mutate now. `first`:
+    the run was inserted by this transaction, so it has no entry yet."""
+    rules.check_intent(run, None if first else w.tx.ledger_entry_for_run(run.id))
     if run.phase is RunPhase.PREPARED:
         mutating = {"phase": RunPhase.MUTATING, "updated_at": w.now}
         run = w.update_run(run, run.model_copy(update=mutating))

@@ -13,8 +13,8 @@ from keep_sdk.model import (
     EventStatus,
     FailureKind,
     HandlerKind,
+    LedgerEntry,
     LedgerStatus,
-    MutationApplied,
     MutationSkipped,
     PhaseTrace,
     PrepareResult,
@@ -37,6 +37,7 @@ from keep_sdk.stores._commit.workflows import update_handler
 from keep_sdk.stores._models import (
     UNCHANGED,
     BegunRun,
+    HandlerRecord,
     MutationIntent,
     Publication,
     PublishResult,
@@ -70,11 +71,12 @@ class RunPoints(StoreCore):
                 handler,
                 kind,
                 run_id=rules.new_id("run"),
+                check_active=True,
                 input_state=input_state,
                 retry_of=retry_of,
                 phase=phase,
                 version=version,
-            )
+            )[0]
 
     def begin_consumer_run(
         self,
@@ -89,12 +91,13 @@ class RunPoints(StoreCore):
         version: int | None = None,
     ) -> BegunRun:
         with self._commit() as w:
-            run = _begin(
+            run, record = _begin(
                 w,
                 workflow,
                 handler,
                 HandlerKind.CONSUMER,
                 run_id=run_id,
+                check_active=False,
                 input_state=input_state,
                 retry_of=None,
                 phase=RunPhase.MUTATING
@@ -105,12 +108,13 @@ class RunPoints(StoreCore):
             )
             if prepare_result is None:
                 return BegunRun(run=run)
-            _reserve(w, run, prepare_result)
+            _reserve(w, run, prepare_result, record)
             if intent is None:
                 return BegunRun(run=run)
             entry = insert_intent(
                 w,
                 run,
+                first=True,
                 connector=intent.connector,
                 operation=intent.operation,
                 params=intent.params,
@@ -200,11 +204,22 @@ class RunPoints(StoreCore):
         trace: Sequence[PhaseTrace] = (),
     ) -> RunCommit:
         with self._commit() as w:
-            entry, run = settle(w, ledger_id, LedgerStatus.APPLIED, result=result)
-            if run is None or run.id != run_id:
+            entry, stored = settle(
+                w, ledger_id, LedgerStatus.APPLIED, result=result, move_run=False
+            )
+            if stored.id != run_id:
                 raise StoreConflict(f"ledger entry {ledger_id} is not the mutation of run {run_id}")
+            applied = stored.model_copy(update=rules.applied_run_changes(stored, entry.result))
             return _commit_consumer(
-                w, run, state, publishes, MutationApplied(result=entry.result), logs, trace
+                w,
+                applied,
+                state,
+                publishes,
+                applied.mutation_result,
+                logs,
+                trace,
+                stored=stored,
+                entry=entry,
             )
 
     def commit_producer_run(
@@ -288,20 +303,24 @@ def _begin(
     kind: HandlerKind,
     *,
     run_id: str,
+    check_active: bool,
     input_state: JsonValue,
     retry_of: str | None,
     phase: RunPhase,
     version: int | None,
     prepare_result: PrepareResult | None = None,
-) -> RunRecord:
+) -> tuple[RunRecord, HandlerRecord | None]:
     """Insert a new active run (refused beside another active run), taking over or releasing
-    the reservations of the run it retries."""
+    the reservations of the run it retries; the run and its handler as read.
+
+    Without `check_active` the insert itself refuses a second active run (the
+    `Transaction.insert_run` contract), which saves a query."""
     wf = require_workflow(w.tx, workflow, lock=True)
     record = w.tx.handler(workflow, handler)
     rules.check_begin(
         workflow=workflow,
         paused=wf.paused,
-        active_run=w.tx.active_run(workflow),
+        active_run=w.tx.active_run(workflow) if check_active else None,
         handler_kind=record.kind if record and record.version == wf.version else None,
         handler=handler,
         kind=kind,
@@ -330,7 +349,7 @@ def _begin(
         w.fault(FaultPoint.BEGIN_RUN)
         take_over = plan.reservations is rules.ReservationMove.TAKE_OVER
         _move_reservations(w, old.id, run.id if take_over else None)
-    return run
+    return run, record
 
 
 def _save_prepare(w: Work, run: RunRecord, result: PrepareResult, phase: RunPhase) -> RunRecord:
@@ -344,7 +363,9 @@ def _save_prepare(w: Work, run: RunRecord, result: PrepareResult, phase: RunPhas
     return updated
 
 
-def _reserve(w: Work, run: RunRecord, result: PrepareResult) -> None:
+def _reserve(
+    w: Work, run: RunRecord, result: PrepareResult, handler: HandlerRecord | None = None
+) -> None:
     """Reserve the events `result` names for `run` (all pending, or nothing and
     `EventNotPending`) and save its wakeAt on the handler."""
     requested = result.reserved_ids
@@ -366,7 +387,9 @@ def _reserve(w: Work, run: RunRecord, result: PrepareResult) -> None:
         )
         w.fault(FaultPoint.SAVE_PREPARE_EVENT)
     w.fault(FaultPoint.SAVE_PREPARE_RUN)
-    update_handler(w, require_handler(w.tx, run.workflow, run.handler), wake_at=result.wake_at)
+    record = handler or require_handler(w.tx, run.workflow, run.handler)
+    if record.wake_at != result.wake_at:
+        update_handler(w, record, wake_at=result.wake_at)
 
 
 def _commit_consumer(
@@ -377,9 +400,16 @@ def _commit_consumer(
     mutation_result: MutationResultValue | None,
     logs: Sequence[str],
     trace: Sequence[PhaseTrace],
+    *,
+    stored: RunRecord | None = None,
+    entry: LedgerEntry | None = None,
 ) -> RunCommit:
-    """Consume (or skip) `run`'s reservations, save its state and publishes, commit it."""
-    effective = rules.check_commit_consumer(run, w.tx.ledger_entry_for_run(run.id), mutation_result)
+    """Consume (or skip) `run`'s reservations, save its state and publishes, commit it.
+
+    `stored` is the run as the database holds it when `run` carries changes not written
+    yet (its applied mutation); `entry` its ledger entry when this transaction has it."""
+    ledger = entry if entry is not None else w.tx.ledger_entry_for_run(run.id)
+    effective = rules.check_commit_consumer(run, ledger, mutation_result)
     final = EventStatus.SKIPPED if isinstance(effective, MutationSkipped) else EventStatus.CONSUMED
     for event in w.tx.reserved_events(run.id):
         w.update_event(
@@ -392,5 +422,5 @@ def _commit_consumer(
         _save_state(w, run, state=state, has_state=True)
     w.fault(FaultPoint.COMMIT_CONSUMER_STATE)
     published = _publish_all(w, run, publishes, FaultPoint.COMMIT_CONSUMER_PUBLISH)
-    committed = w.update_run(run, _committed(w, run, state, logs, effective, trace))
+    committed = w.update_run(stored or run, _committed(w, run, state, logs, effective, trace))
     return RunCommit(run=committed, published=published)
