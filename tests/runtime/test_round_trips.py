@@ -169,7 +169,9 @@ def test_a_consumer_run_whose_mutation_cannot_reconcile_takes_three_checkpoints(
             assert entry.status is LedgerStatus.APPLIED
             assert counter.writing == 3, counter.statements
             assert counter.reading <= 3, counter.statements
-            run_statements = [s for s in counter.statements if not s.startswith(("BEGIN", "COMMIT"))]
+            run_statements = [
+                s for s in counter.statements if not s.startswith(("BEGIN", "COMMIT"))
+            ]
             assert len(run_statements) <= MAX_STATEMENTS_UNRECONCILABLE, counter.statements
     finally:
         store.close()
