@@ -210,7 +210,7 @@ class Driver:
         not yet begun is begun (with its prepare result when it has one), an applied
         mutation whose commit did not happen is recorded applied. Then it fails as a run
         under the five checkpoints would have."""
-        unwritten = self._unwritten.pop(run_id, None)
+        unwritten = self._unwritten.get(run_id)
         if unwritten is not None:
             try:
                 self._begin_unwritten(
@@ -236,7 +236,7 @@ class Driver:
         """Write the unwritten run (begin, prepare result) at `phase`; a refusal to begin
         is `_BeginRefused`; events that cannot be reserved are the script's `LogicError`."""
         try:
-            return unwritten.store.begin_consumer_run(
+            written = unwritten.store.begin_consumer_run(
                 unwritten.workflow,
                 unwritten.handler,
                 run_id=run_id,
@@ -245,13 +245,18 @@ class Driver:
                 input_state=unwritten.input_state,
                 version=unwritten.version,
             ).run
+            self._unwritten.pop(run_id, None)
+            return written
         except (EventNotPending, NotFound) as exc:
             if prepare_result is None:
                 raise _BeginRefused(exc) from None
             self._begin_unwritten(run_id, unwritten, None, RunPhase.PREPARING)
             self._steps.pop(run_id, None)
             raise _reserve_failed(unwritten.handler, exc) from None
+        except StoreUnavailable:
+            raise
         except KeepError as exc:
+            self._unwritten.pop(run_id, None)
             raise _BeginRefused(exc) from None
 
     def _producer(self, run: RunRecord, loaded: LoadedVersion | None = None) -> RunRecord:
@@ -373,7 +378,7 @@ class Driver:
     ) -> tuple[RunRecord, LedgerEntry | None]:
         """The first checkpoint of an unwritten run: begin, prepare result (and intent);
         the run as written and its intent's ledger entry."""
-        unwritten = self._unwritten.pop(run.id)
+        unwritten = self._unwritten[run.id]
         assert run.prepare_result is not None
         if intent is None:
             return self._begin_unwritten(run.id, unwritten, run.prepare_result, phase), None
@@ -391,8 +396,12 @@ class Driver:
             self._begin_unwritten(run.id, unwritten, None, RunPhase.PREPARING)
             self._steps.pop(run.id, None)
             raise _reserve_failed(unwritten.handler, exc) from None
+        except StoreUnavailable:
+            raise
         except KeepError as exc:
+            self._unwritten.pop(run.id, None)
             raise _BeginRefused(exc) from None
+        self._unwritten.pop(run.id, None)
         return begun.run, begun.entry
 
     def _settle_trace(
