@@ -9,12 +9,15 @@ never runs again once its mutation was handed to the host.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import random
 import re
 import time
+import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
@@ -46,6 +49,7 @@ from keep_sdk.model import (
     MutationSkipped,
     OperationKind,
     PhaseTrace,
+    PrepareResult,
     RunPhase,
     RunRecord,
     RunStatus,
@@ -70,8 +74,10 @@ from keep_sdk.sandbox import (
 from keep_sdk.stores import (
     UNCHANGED,
     HandlerRecord,
+    MutationIntent,
     Store,
     SupportsDurable,
+    SupportsFewerCheckpoints,
     Unchanged,
 )
 
@@ -88,6 +94,28 @@ TRANSIENT_MARK = "host: transient failure "
 the backoff counts `RunRecord.transient_failures`."""
 
 
+@dataclass
+class _Unwritten:
+    """A consumer run not yet in the store: its first checkpoint (`begin_consumer_run`)
+    writes it with its prepare result and its intent once `mutate` asked for one."""
+
+    store: SupportsFewerCheckpoints
+    workflow: str
+    handler: str
+    input_state: JsonValue
+    version: int
+    prepare_result: PrepareResult | None = None
+
+
+class _BeginRefused(Exception):
+    """The store refused to begin the run (see `Store.begin_run`): nothing was written,
+    and `error` is what `Driver.start` raises."""
+
+    def __init__(self, error: KeepError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def _describe(exc: Exception) -> str:
     """One line about an unexpected host exception: its class and the first line of its
     text, without what a database driver appends (the SQL, its parameters)."""
@@ -96,6 +124,13 @@ def _describe(exc: Exception) -> str:
     if len(first) > 500:
         first = first[:500] + "…[truncated]"
     return f"{type(exc).__name__}: {first}"
+
+
+def _reserve_failed(handler: str, exc: KeepError) -> LogicError:
+    return LogicError(
+        f"prepare() of {handler} reserved events it cannot have: {exc}. Reserve "
+        "only events returned by ctx.peek or ctx.getByIds that are still pending"
+    )
 
 
 class Driver:
@@ -129,6 +164,7 @@ class Driver:
         self._steps: dict[str, RunPhase] = {}
         self._log_bytes: dict[str, int] = {}
         self._traces: dict[str, list[PhaseTrace]] = {}
+        self._unwritten: dict[str, _Unwritten] = {}
         self.mutations = MutationDesk(
             store=store,
             connectors=connectors,
@@ -154,16 +190,74 @@ class Driver:
             step = self._producer if run.kind is HandlerKind.PRODUCER else self._consumer
         try:
             return step(run)
+        except _BeginRefused as refused:
+            raise refused.error from None
         except KeepError as exc:
-            return self.fail(self.store.get_run(run.id), exc)
+            return self.fail(self._written(run.id), exc)
         except Exception as exc:
             internal = InternalError(f"host error in run {run.id}: {_describe(exc)}")
             internal.__cause__ = exc
-            return self.fail(self.store.get_run(run.id), internal)
+            return self.fail(self._written(run.id), internal)
         finally:
             self._begun.pop(run.id, None)
             self._steps.pop(run.id, None)
             self._traces.pop(run.id, None)
+            self._unwritten.pop(run.id, None)
+            self.mutations.deferred.pop(run.id, None)
+
+    def _written(self, run_id: str) -> RunRecord:
+        """The run as stored, after writing what its merged checkpoints still held: a run
+        not yet begun is begun (with its prepare result when it has one), an applied
+        mutation whose commit did not happen is recorded applied. Then it fails as a run
+        under the five checkpoints would have."""
+        unwritten = self._unwritten.get(run_id)
+        if unwritten is not None:
+            try:
+                self._begin_unwritten(
+                    run_id, unwritten, unwritten.prepare_result, RunPhase.PREPARED
+                )
+            except _BeginRefused as refused:
+                raise refused.error from None
+            except LogicError:
+                pass
+        deferred = self.mutations.deferred.pop(run_id, None)
+        if deferred is not None:
+            with contextlib.suppress(KeepError):
+                self.store.record_mutation_applied(*deferred)
+        return self.store.get_run(run_id)
+
+    def _begin_unwritten(
+        self,
+        run_id: str,
+        unwritten: _Unwritten,
+        prepare_result: PrepareResult | None,
+        phase: RunPhase,
+    ) -> RunRecord:
+        """Write the unwritten run (begin, prepare result) at `phase`; a refusal to begin
+        is `_BeginRefused`; events that cannot be reserved are the script's `LogicError`."""
+        try:
+            written = unwritten.store.begin_consumer_run(
+                unwritten.workflow,
+                unwritten.handler,
+                run_id=run_id,
+                prepare_result=prepare_result,
+                phase=phase if prepare_result is not None else RunPhase.PREPARING,
+                input_state=unwritten.input_state,
+                version=unwritten.version,
+            ).run
+            self._unwritten.pop(run_id, None)
+            return written
+        except (EventNotPending, NotFound) as exc:
+            if prepare_result is None:
+                raise _BeginRefused(exc) from None
+            self._begin_unwritten(run_id, unwritten, None, RunPhase.PREPARING)
+            self._steps.pop(run_id, None)
+            raise _reserve_failed(unwritten.handler, exc) from None
+        except StoreUnavailable:
+            raise
+        except KeepError as exc:
+            self._unwritten.pop(run_id, None)
+            raise _BeginRefused(exc) from None
 
     def _producer(self, run: RunRecord, loaded: LoadedVersion | None = None) -> RunRecord:
         loaded = loaded or self.deployer.load(run.workflow, run.workflow_version)
@@ -215,13 +309,14 @@ class Driver:
             policy=self.policy_for(run.workflow),
             now=self.now(),
         )
+        unwritten = self._unwritten.get(run.id)
+        if unwritten is not None:
+            unwritten.prepare_result = result
+            return run.model_copy(update={"prepare_result": result, "phase": RunPhase.PREPARED})
         try:
             saved = self.store.save_prepare_result(run.id, result)
         except (EventNotPending, NotFound) as exc:
-            raise LogicError(
-                f"prepare() of {run.handler} reserved events it cannot have: {exc}. Reserve "
-                "only events returned by ctx.peek or ctx.getByIds that are still pending"
-            ) from None
+            raise _reserve_failed(run.handler, exc) from None
         return saved
 
     def _mutate(
@@ -240,6 +335,8 @@ class Driver:
         host = self._host(run, loaded, HandlerPhase.MUTATE, [])
         mutation = self._execute(run, loaded, host, prepared=prepared)
         if not isinstance(mutation, MutationRequested):
+            if run.id in self._unwritten:
+                return self._write_begin(run, RunPhase.EMITTING)[0]
             return self.store.advance_phase(run.id, RunPhase.EMITTING)
         declared = self.connectors.operation(mutation.connector, mutation.operation)
         check_frozen(
@@ -253,6 +350,8 @@ class Driver:
         started = time.monotonic()
         try:
             if declared.kind is OperationKind.DURABLE:
+                if run.id in self._unwritten:
+                    run = self._write_begin(run, RunPhase.PREPARED)[0]
                 semantics = durable_semantics(
                     loaded.manifest.connectors, mutation.connector, mutation.operation, declared
                 )
@@ -260,12 +359,50 @@ class Driver:
                     run, mutation, list(loaded.record.grants), declared, semantics
                 )
             else:
-                done = self.mutations.perform(run, mutation, list(loaded.record.grants))
+                intent = self.mutations.intent(run, mutation, list(loaded.record.grants))
+                if run.id in self._unwritten:
+                    run, written = self._write_begin(run, RunPhase.MUTATING, intent)
+                    assert written is not None
+                    entry = written
+                else:
+                    entry = self.store.record_mutation_intent(run.id, **intent.model_dump())
+                done = self.mutations.issue(run, entry, defer=True)
         except KeepError as exc:
             self._settle_trace(run.id, error=exc, duration_s=time.monotonic() - started)
             raise
         self._settle_trace(run.id, run=done, duration_s=time.monotonic() - started)
         return done
+
+    def _write_begin(
+        self, run: RunRecord, phase: RunPhase, intent: MutationIntent | None = None
+    ) -> tuple[RunRecord, LedgerEntry | None]:
+        """The first checkpoint of an unwritten run: begin, prepare result (and intent);
+        the run as written and its intent's ledger entry."""
+        unwritten = self._unwritten[run.id]
+        assert run.prepare_result is not None
+        if intent is None:
+            return self._begin_unwritten(run.id, unwritten, run.prepare_result, phase), None
+        try:
+            begun = unwritten.store.begin_consumer_run(
+                unwritten.workflow,
+                unwritten.handler,
+                run_id=run.id,
+                prepare_result=run.prepare_result,
+                intent=intent,
+                input_state=unwritten.input_state,
+                version=unwritten.version,
+            )
+        except (EventNotPending, NotFound) as exc:
+            self._begin_unwritten(run.id, unwritten, None, RunPhase.PREPARING)
+            self._steps.pop(run.id, None)
+            raise _reserve_failed(unwritten.handler, exc) from None
+        except StoreUnavailable:
+            raise
+        except KeepError as exc:
+            self._unwritten.pop(run.id, None)
+            raise _BeginRefused(exc) from None
+        self._unwritten.pop(run.id, None)
+        return begun.run, begun.entry
 
     def _settle_trace(
         self,
@@ -286,6 +423,8 @@ class Driver:
         return self.store.invocation_for_run(run.id)
 
     def _next(self, run: RunRecord, loaded: LoadedVersion, consumer: ConsumerManifest) -> RunRecord:
+        if run.id in self._unwritten:
+            run = self._write_begin(run, RunPhase.PREPARED)[0]
         self._steps[run.id] = RunPhase.EMITTING
         assert run.prepare_result is not None
         prepared = run.prepare_result.model_dump(mode="json", by_alias=True)
@@ -298,9 +437,24 @@ class Driver:
             prepared=prepared,
             mutation_result=mutation_result.model_dump(mode="json", by_alias=True),
         )
+        state = self._state_of(output, run.workflow)
+        deferred = self.mutations.deferred.get(run.id)
+        if deferred is not None and isinstance(self.store, SupportsFewerCheckpoints):
+            ledger_id, result = deferred
+            commit = self.store.commit_applied_consumer_run(
+                run.id,
+                ledger_id=ledger_id,
+                result=result,
+                state=state,
+                publishes=host.publishes,
+                logs=self._take_logs(run.id),
+                trace=self._traces.pop(run.id, []),
+            )
+            del self.mutations.deferred[run.id]
+            return commit.run
         commit = self.store.commit_consumer_run(
             run.id,
-            state=self._state_of(output, run.workflow),
+            state=state,
             publishes=host.publishes,
             mutation_result=mutation_result,
             logs=self._take_logs(run.id),
@@ -483,7 +637,34 @@ class Driver:
         )
 
     def start(self, loaded: LoadedVersion, record: HandlerRecord, kind: HandlerKind) -> RunRecord:
-        """Begin a run of the handler `record` on `loaded` and drive it; return it as it ended."""
+        """Begin a run of the handler `record` on `loaded` and drive it; return it as it ended.
+
+        A consumer run on a store that merges checkpoints is written first by
+        `begin_consumer_run`, after its prepare (and mutate) phases ran: until then it
+        exists only here, and a crash leaves nothing behind.
+        """
+        if kind is HandlerKind.CONSUMER and isinstance(self.store, SupportsFewerCheckpoints):
+            now = self.now()
+            unbegun = RunRecord(
+                id=f"run_{uuid.uuid4().hex}",
+                workflow=loaded.record.name,
+                workflow_version=loaded.version.version,
+                handler=record.name,
+                kind=kind,
+                phase=RunPhase.PREPARING,
+                input_state=record.state if record.has_state else None,
+                created_at=now,
+                updated_at=now,
+            )
+            self._unwritten[unbegun.id] = _Unwritten(
+                store=self.store,
+                workflow=unbegun.workflow,
+                handler=unbegun.handler,
+                input_state=unbegun.input_state,
+                version=unbegun.workflow_version,
+            )
+            self._begun[unbegun.id] = record
+            return self.drive(unbegun, lambda r: self._consumer(r, loaded))
         run = self.store.begin_run(
             loaded.record.name,
             record.name,

@@ -14,6 +14,8 @@ import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from pydantic import JsonValue
+
 from keep_sdk.connectors import ConnectorSet, idempotency_key
 from keep_sdk.contract.permissions import require_permission
 from keep_sdk.errors import (
@@ -29,12 +31,15 @@ from keep_sdk.model import (
     HostPolicy,
     LedgerEntry,
     LedgerStatus,
+    MutationApplied,
     ReconcileStatus,
+    RunPhase,
     RunRecord,
     RunStatus,
 )
 from keep_sdk.runtime.deadline import Calls
 from keep_sdk.runtime.observer import Observer
+from keep_sdk.stores import MutationIntent, SupportsFewerCheckpoints
 
 if TYPE_CHECKING:
     from keep_sdk.sandbox import MutationRequested
@@ -82,27 +87,33 @@ class MutationDesk:
         self.rng = rng
         self.pause = pause
         self.calls = Calls()
+        self.deferred: dict[str, tuple[str, JsonValue]] = {}
+        """Mutations that took effect and await their run's commit to be recorded applied
+        (``commit_applied_consumer_run``), by run id: (ledger id, result)."""
 
-    def perform(self, run: RunRecord, mutation: MutationRequested, grants: list[str]) -> RunRecord:
-        """Check and record the mutation `mutate` asked for, then make the call.
-
-        Arguments are validated against the operation's model and the permission
-        checked before anything is written; the ledger entry is durable before
-        the external call.
-        """
+    def intent(
+        self, run: RunRecord, mutation: MutationRequested, grants: list[str]
+    ) -> MutationIntent:
+        """The ledger intent of the mutation `mutate` asked for; its arguments are validated
+        against the operation's model and its permission checked (nothing is written)."""
         what = f"ctx.{mutation.connector}.{mutation.operation}"
         declared = self.connectors.operation(mutation.connector, mutation.operation)
         args = declared.parse(mutation.arguments, connector=mutation.connector)
         require_permission(what, declared.permission, grants, run.workflow)
         prepared = run.prepare_result
-        entry = self.store.record_mutation_intent(
-            run.id,
+        return MutationIntent(
             connector=mutation.connector,
             operation=mutation.operation,
             params=args.model_dump(mode="json", by_alias=True),
             idempotency_key=idempotency_key(run.workflow, run.handler, chain_root(self.store, run)),
             ui_title=prepared.ui.title if prepared and prepared.ui else None,
         )
+
+    def perform(self, run: RunRecord, mutation: MutationRequested, grants: list[str]) -> RunRecord:
+        """Check and record the mutation `mutate` asked for, then make the call; the ledger
+        entry is durable before the external call."""
+        intent = self.intent(run, mutation, grants)
+        entry = self.store.record_mutation_intent(run.id, **intent.model_dump())
         return self.issue(run, entry)
 
     def settle(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
@@ -120,7 +131,7 @@ class MutationDesk:
                     "only a retry run can attempt it again"
                 )
 
-    def issue(self, run: RunRecord, entry: LedgerEntry) -> RunRecord:
+    def issue(self, run: RunRecord, entry: LedgerEntry, *, defer: bool = False) -> RunRecord:
         """Make the external call of `entry` and record what happened.
 
         Only an error the connector classifies says what happened: a transient
@@ -130,6 +141,11 @@ class MutationDesk:
         propagates. Anything else, a timeout included, is an uncertain outcome:
         the call may have taken effect, so it is reconciled, never re-issued
         blindly, and never while an earlier attempt may still be running.
+
+        With `defer`, a store that merges checkpoints and an operation that reconciles,
+        success is not written: the run comes back ``mutated`` in memory and the result
+        waits in `deferred` for the run's commit, which records both; until then the
+        entry is ``in_flight``, so a crash is reconciled (and finds the call applied).
         """
         what = f"ctx.{entry.connector}.{entry.operation}"
         if self.calls.running(entry.idempotency_key):
@@ -160,6 +176,24 @@ class MutationDesk:
                 f"{what} raised {type(exc).__name__}: {exc}; an unclassified error does not "
                 "say whether the call took effect",
             )
+        if (
+            defer
+            and isinstance(self.store, SupportsFewerCheckpoints)
+            and self.connectors.operation(entry.connector, entry.operation).reconcilable
+        ):
+            self.deferred[run.id] = (entry.id, result)
+            return run.model_copy(
+                update={
+                    "phase": RunPhase.MUTATED,
+                    "mutation_result": MutationApplied(result=result),
+                }
+            )
+        return self._applied(run, entry, result)
+
+    def _applied(self, run: RunRecord, entry: LedgerEntry, result: JsonValue) -> RunRecord:
+        """Record `entry` applied with `result`; the run as that moved it."""
+        if isinstance(self.store, SupportsFewerCheckpoints):
+            return self.store.record_mutation_applied_run(entry.id, result)
         self.store.record_mutation_applied(entry.id, result)
         return self.store.get_run(run.id)
 
@@ -181,15 +215,13 @@ class MutationDesk:
             return self._reconcile_later(run, entry, f"an earlier call of {what} is still running")
         ended = self.calls.ended(entry.idempotency_key)
         if ended is not None and ended.error is None:
-            self.store.record_mutation_applied(entry.id, ended.value)
-            return self.store.get_run(run.id)
+            return self._applied(run, entry, ended.value)
         outcome = self.connectors.reconcile(
             entry.connector, entry.operation, entry.params, entry.idempotency_key
         )
         match outcome.status:
             case ReconcileStatus.APPLIED:
-                self.store.record_mutation_applied(entry.id, outcome.result)
-                return self.store.get_run(run.id)
+                return self._applied(run, entry, outcome.result)
             case ReconcileStatus.FAILED:
                 attempts = entry.reconcile_attempts + 1
                 if attempts >= self.policy_for(run.workflow).reconcile_attempts:

@@ -11,15 +11,25 @@ from enum import Enum, StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-from keep_sdk.model import Event, HandlerKind, PublishRequest, RunRecord, Title, UtcDatetime
+from keep_sdk.model import (
+    Event,
+    HandlerKind,
+    LedgerEntry,
+    PublishRequest,
+    RunRecord,
+    Title,
+    UtcDatetime,
+)
 from keep_sdk.model import Name as _Name
 
 __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "AuditEntry",
+    "BegunRun",
     "ConsumerWake",
     "HandlerRecord",
     "HandlerSpec",
     "Lease",
+    "MutationIntent",
     "Publication",
     "PublishOutcome",
     "PublishResult",
@@ -155,6 +165,23 @@ class RunCommit(_StoreModel):
 
     run: RunRecord
     published: list[PublishResult] = Field(default_factory=list)
+
+
+class MutationIntent(_StoreModel):
+    """The one mutation a run hands to the host, as its ledger entry records it."""
+
+    connector: str
+    operation: str
+    params: JsonValue
+    idempotency_key: str
+    ui_title: str | None = None
+
+
+class BegunRun(_StoreModel):
+    """What `begin_consumer_run` wrote: the run and, when it recorded one, its intent."""
+
+    run: RunRecord
+    entry: LedgerEntry | None = None
 
 
 class ConsumerWake(_StoreModel):

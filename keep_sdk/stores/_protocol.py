@@ -34,10 +34,12 @@ from keep_sdk.model import (
 from keep_sdk.stores._models import (
     UNCHANGED,
     AuditEntry,
+    BegunRun,
     ConsumerWake,
     HandlerRecord,
     HandlerSpec,
     Lease,
+    MutationIntent,
     Publication,
     PublishResult,
     Resolution,
@@ -520,6 +522,56 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release connections; the store must not be used afterwards."""
+        ...
+
+
+@runtime_checkable
+class SupportsFewerCheckpoints(Protocol):
+    """A store that merges a consumer run's checkpoints (docs/execution.md): the run, its
+    prepare result and its intent in one transaction; an applied mutation and the commit
+    in another. Every `TransactionalStore` is one; for a `Store` that is not, the runtime
+    takes the five checkpoints of `Store` alone."""
+
+    def begin_consumer_run(
+        self,
+        workflow: str,
+        handler: str,
+        *,
+        run_id: str,
+        prepare_result: PrepareResult | None,
+        phase: RunPhase = RunPhase.PREPARED,
+        intent: MutationIntent | None = None,
+        input_state: JsonValue = None,
+        version: int | None = None,
+    ) -> BegunRun:
+        """`begin_run` + `save_prepare_result` (+ `record_mutation_intent`), in one transaction.
+
+        Refused as `begin_run` refuses (paused workflow, another active run, unknown
+        handler) and as `save_prepare_result` refuses (events not pending), writing
+        nothing. The run gets id `run_id` and ends at `phase` (``prepared`` or
+        ``emitting``), or at ``mutating`` with its ``in_flight`` entry when `intent` is
+        given; durable when this returns.
+        """
+        ...
+
+    def record_mutation_applied_run(self, ledger_id: str, result: JsonValue) -> RunRecord:
+        """`record_mutation_applied`, answering with the run it moved to ``mutated``."""
+        ...
+
+    def commit_applied_consumer_run(
+        self,
+        run_id: str,
+        *,
+        ledger_id: str,
+        result: JsonValue,
+        state: JsonValue | Unchanged = UNCHANGED,
+        publishes: Sequence[Publication] = (),
+        logs: Sequence[str] = (),
+        trace: Sequence[PhaseTrace] = (),
+    ) -> RunCommit:
+        """`record_mutation_applied` + `commit_consumer_run`, in one transaction: the run's
+        unsettled entry `ledger_id` becomes ``applied`` with `result`, and the run commits
+        with ``{status: "applied", result}``."""
         ...
 
 

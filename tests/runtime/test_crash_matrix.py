@@ -1,4 +1,4 @@
-"""Kill a real process at every durable checkpoint of a consumer run; recover; check.
+"""Kill a real process after every durable checkpoint of a consumer run; recover; check.
 
 After restart recovery the run finishes correctly: the row exists exactly once,
 the event is consumed, nothing is left active, and the ledger holds exactly one
@@ -24,14 +24,13 @@ from tests.runtime.harness import MAIL_TO_SHEET
 
 CHILD = Path(__file__).with_name("crash_child.py")
 POINTS = [
-    "after:begin_run",
-    "after:save_prepare_result",
-    "after:record_mutation_intent",
+    "after:begin_consumer_run",
     "connector:crash_before_effect",
     "connector:crash_after_effect",
-    "after:record_mutation_applied",
-    "after:commit_consumer_run",
+    "after:commit_applied_consumer_run",
 ]
+"""The two checkpoints of a run whose mutation reconciles (sheets.appendRow), and the call
+between them; a kill before every statement of each is test_statement_kills.py's."""
 
 
 def _prepare(store_url: str, backing: Path) -> None:

@@ -43,12 +43,9 @@ def test_observers_hear_every_run_and_ledger_change_in_order(env: Env) -> None:
         if isinstance(o, RunChanged) and o.run.id == run.id
     ]
     assert changes == [
-        ("preparing", "active"),
-        ("prepared", "active"),
         ("mutating", "active"),
-        ("mutated", "active"),
         ("committed", "committed"),
-    ]
+    ], "one change per checkpoint: begin + prepare + intent, then applied + commit"
     ledger = [o.entry.status for o in env.observed if isinstance(o, LedgerChanged)]
     assert ledger == [LedgerStatus.IN_FLIGHT, LedgerStatus.APPLIED]
 

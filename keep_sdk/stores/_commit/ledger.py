@@ -14,7 +14,7 @@ from keep_sdk.stores._commit.work import Work, in_utc, require_entry, require_ru
 from keep_sdk.stores._models import Resolution
 from keep_sdk.stores.faults import FaultPoint
 
-__all__ = ["LedgerPoints", "insert_intent"]
+__all__ = ["LedgerPoints", "insert_intent", "settle"]
 
 _SETTLING = (LedgerStatus.IN_FLIGHT, LedgerStatus.NEEDS_RECONCILE)
 
@@ -67,23 +67,14 @@ class LedgerPoints(StoreCore):
             ledger_id, LedgerStatus.INDETERMINATE, error=error, next_reconcile_at=None
         )
 
-    def _settle(self, ledger_id: str, target: LedgerStatus, **changes: Any) -> LedgerEntry:
-        """Move an unsettled entry to `target`; an applied mutation also moves its run."""
+    def record_mutation_applied_run(self, ledger_id: str, result: JsonValue) -> RunRecord:
+        """`record_mutation_applied`, answering with the run as it now stands (``mutated``)."""
         with self._commit() as w:
-            entry = require_entry(w.tx, ledger_id)
-            rules.check_ledger_change(entry, _SETTLING, target.value)
-            run = require_run(w.tx, entry.run_id)
-            rules.check_ledger_run(run, entry)
-            if target is LedgerStatus.NEEDS_RECONCILE:
-                changes["reconcile_attempts"] = rules.reconcile_attempts_after(entry)
-            updated = w.update_entry(
-                entry, entry.model_copy(update={"status": target, "updated_at": w.now, **changes})
-            )
-            if target is LedgerStatus.APPLIED:
-                w.fault(FaultPoint.LEDGER_ENTRY)
-                run_changes = rules.applied_run_changes(run, updated.result)
-                w.update_run(run, run.model_copy(update={**run_changes, "updated_at": w.now}))
-            return updated
+            return settle(w, ledger_id, LedgerStatus.APPLIED, result=result)[1]
+
+    def _settle(self, ledger_id: str, target: LedgerStatus, **changes: Any) -> LedgerEntry:
+        with self._commit() as w:
+            return settle(w, ledger_id, target, **changes)[0]
 
     def resolve_mutation(
         self,
@@ -126,6 +117,28 @@ class LedgerPoints(StoreCore):
             return updated
 
 
+def settle(
+    w: Work, ledger_id: str, target: LedgerStatus, *, move_run: bool = True, **changes: Any
+) -> tuple[LedgerEntry, RunRecord]:
+    """Move an unsettled entry to `target`; an applied mutation also moves its run, unless
+    not `move_run` (the caller writes the run). The entry and its run as they now stand."""
+    entry = require_entry(w.tx, ledger_id)
+    rules.check_ledger_change(entry, _SETTLING, target.value)
+    run = require_run(w.tx, entry.run_id)
+    rules.check_ledger_run(run, entry)
+    if target is LedgerStatus.NEEDS_RECONCILE:
+        changes["reconcile_attempts"] = rules.reconcile_attempts_after(entry)
+    updated = w.update_entry(
+        entry, entry.model_copy(update={"status": target, "updated_at": w.now, **changes})
+    )
+    if target is not LedgerStatus.APPLIED or not move_run:
+        return updated, run
+    w.fault(FaultPoint.LEDGER_ENTRY)
+    run_changes = rules.applied_run_changes(run, updated.result)
+    moved = w.update_run(run, run.model_copy(update={**run_changes, "updated_at": w.now}))
+    return updated, moved
+
+
 def insert_intent(
     w: Work,
     run: RunRecord,
@@ -135,10 +148,12 @@ def insert_intent(
     params: JsonValue,
     idempotency_key: str,
     ui_title: str | None,
+    first: bool = False,
 ) -> LedgerEntry:
     """Record `run`'s one mutation as ``in_flight``, moving the run from ``prepared`` to
-    ``mutating`` in the same transaction; refused unless the run may mutate now."""
-    rules.check_intent(run, w.tx.ledger_entry_for_run(run.id))
+    ``mutating`` in the same transaction; refused unless the run may mutate now. `first`:
+    the run was inserted by this transaction, so it has no entry yet."""
+    rules.check_intent(run, None if first else w.tx.ledger_entry_for_run(run.id))
     if run.phase is RunPhase.PREPARED:
         mutating = {"phase": RunPhase.MUTATING, "updated_at": w.now}
         run = w.update_run(run, run.model_copy(update=mutating))
