@@ -39,7 +39,7 @@ from keep_sdk.model import HostPolicy
 from keep_sdk.plugins import KeepPlugins, default_plugins
 from keep_sdk.runtime import NotifyReceipt, PersonActions, Runtime
 from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
-from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Scheduler
+from keep_sdk.scheduler import DEFAULT_DRAIN_S, DEFAULT_LEASE_TTL_S, Scheduler
 from keep_sdk.status import StatusReport, build_status
 from keep_sdk.stores import DEFAULT_STORE_URL, Store, store_scheme
 
@@ -47,8 +47,10 @@ __all__ = [
     "DEFAULT_ISOLATION",
     "ISOLATIONS",
     "Installation",
+    "IsolationChoice",
     "RuntimeFactory",
     "default_doubles_path",
+    "isolation_of",
     "load_seed",
     "open_checked_store",
     "read_config",
@@ -58,6 +60,10 @@ __all__ = [
 ISOLATIONS = ("process", "in-process")
 """``process``: each phase in a killable worker process (the default); ``in-process``: faster,
 for trusted scripts and tests."""
+
+IsolationChoice = str | Isolation
+"""How phases are isolated: a name of `ISOLATIONS`, or an `Isolation` the caller owns (an
+installation closes only the isolation it built from a name)."""
 
 DEFAULT_ISOLATION = "process"
 """The one isolation default, of `Installation.open` and every ``keep`` command: the safe one."""
@@ -193,7 +199,9 @@ def load_seed(path: Path) -> dict[str, Any]:
     return data
 
 
-def _isolation(name: str | Isolation) -> Isolation:
+def isolation_of(name: IsolationChoice) -> Isolation:
+    """The `Isolation` a choice names: a new one for a name of `ISOLATIONS` (the caller
+    closes it), the instance itself otherwise; an unknown name is a `ConfigurationError`."""
     if not isinstance(name, str):
         return name
     if name == "process":
@@ -227,6 +235,7 @@ class Installation:
     runtime_options: dict[str, Any] = field(default_factory=dict)
     make_runtime: RuntimeFactory | None = None
     assembled: ConnectorSet | None = None
+    owns_isolation: bool = True
 
     @classmethod
     def open(
@@ -234,7 +243,7 @@ class Installation:
         store_url: str | None = None,
         *,
         doubles: Path | None = None,
-        isolation: str | Isolation = DEFAULT_ISOLATION,
+        isolation: IsolationChoice = DEFAULT_ISOLATION,
         policy: HostPolicy | None = None,
         plugins: KeepPlugins | None = None,
         read_only: bool = False,
@@ -276,7 +285,8 @@ class Installation:
         - `store`: a store the caller opened (it is closed with the installation);
           `store_url` then only names it.
         - `isolation`: ``process`` (`DEFAULT_ISOLATION`), ``in-process``, or an
-          `Isolation` instance.
+          `Isolation` instance, which stays the caller's (several installations may share
+          one worker pool; closing the installation leaves it open).
         - `wrap_connectors`: sees the assembled connectors and returns the set the
           runtime calls (a harness that interrupts a call at a chosen point).
         - `make_runtime`: builds the runtime from the same parts (`RuntimeFactory`).
@@ -325,7 +335,7 @@ class Installation:
                 if policy is not None
                 else {name: config.policy_for(name) for name in config.workflow_policies}
             ),
-            "isolation": _isolation(isolation),
+            "isolation": isolation_of(isolation),
             "load_workflow": plugins.load_workflow,
             "observe": plugins.notify,
             "deterministic": deterministic,
@@ -345,6 +355,7 @@ class Installation:
             runtime_options,
             make_runtime,
             assembled,
+            isinstance(isolation, str),
         )
 
     def restart(self) -> Runtime:
@@ -391,11 +402,23 @@ class Installation:
         return PersonActions(self.runtime)
 
     def scheduler(
-        self, *, worker: str | None = None, lease_ttl_s: float = DEFAULT_LEASE_TTL_S
+        self,
+        *,
+        worker: str | None = None,
+        lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
+        drain_s: float = DEFAULT_DRAIN_S,
     ) -> Scheduler:
         """A scheduler on this installation's runtime (and clock); close it to release its
-        leases."""
-        return Scheduler(self.runtime, worker=worker, lease_ttl_s=lease_ttl_s, clock=self.clock)
+        leases. `drain_s` bounds a backlog's drain in seconds (`Scheduler`); a harness that
+        must be deterministic whatever the machine's speed passes `math.inf`, so only the
+        drain's run count bounds it."""
+        return Scheduler(
+            self.runtime,
+            worker=worker,
+            lease_ttl_s=lease_ttl_s,
+            clock=self.clock,
+            drain_s=drain_s,
+        )
 
     @contextmanager
     def holding(self, workflow: str, *, worker: str, wait_s: float) -> Iterator[None]:
@@ -502,6 +525,6 @@ class Installation:
         (self.assembled or self.connectors).close()
         self.runtime.close()
         close = getattr(self.runtime.isolation, "close", None)
-        if callable(close):
+        if self.owns_isolation and callable(close):
             close()
         self.store.close()

@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
-from keep_sdk.app import read_config
+from keep_sdk.app import DEFAULT_ISOLATION, IsolationChoice, isolation_of, read_config
 from keep_sdk.cases._expect import mutations, publishes, run_counts
 from keep_sdk.cases._load import load_case_file
 from keep_sdk.cases._model import CASE_START, Case, CaseFile
@@ -65,13 +65,16 @@ class CaseResult(BaseModel):
         return "\n".join(parts)
 
 
-def _harness(plugins: KeepPlugins | None, config: KeepConfig | None) -> Harness:
+def _harness(
+    plugins: KeepPlugins | None, config: KeepConfig | None, isolation: IsolationChoice
+) -> Harness:
     plugins = plugins or default_plugins()
     return Harness(
         plugins=plugins,
         config=config if config is not None else read_config(plugins=plugins),
         worker="keep-test",
         source="keep-test",
+        isolation=isolation,
     )
 
 
@@ -83,14 +86,18 @@ def run_case(
     filename: str = "",
     plugins: KeepPlugins | None = None,
     config: KeepConfig | None = None,
+    isolation: IsolationChoice = DEFAULT_ISOLATION,
 ) -> CaseResult:
     """Run one case from scratch on an installation of `plugins` (default: the installed
-    ones) and `config` (default: `keep_sdk.app.read_config`) and compare.
+    ones) and `config` (default: `keep_sdk.app.read_config`) and compare. Each phase runs
+    in `isolation`: by default in a worker process, as the installation runs the script.
 
     A script the validator rejects, or a step that fails, is a mismatch (``error``)
     whose message names `filename`; a case that cannot be carried out (an unknown
     double, bad seed data) raises `ConfigurationError`."""
-    world = World.open(_harness(plugins, config), case.start or cases.start or CASE_START)
+    world = World.open(
+        _harness(plugins, config, isolation), case.start or cases.start or CASE_START
+    )
     try:
         where = f"case {case.name!r}"
         world.stand_ins.where = where
@@ -155,11 +162,14 @@ def run_case_file(
     filename: str | None = None,
     plugins: KeepPlugins | None = None,
     config: KeepConfig | None = None,
+    isolation: IsolationChoice = DEFAULT_ISOLATION,
 ) -> list[CaseResult]:
     """Run the cases of the file at `path` (those named, or all) with `run_case`.
 
     `source` replaces the script the file names (a repaired version under test);
-    its messages name `filename`, else the script the file names."""
+    its messages name `filename`, else the script the file names. With ``process``
+    isolation (the default) the cases share one pool of worker processes, stopped when
+    the file is done."""
     cases = load_case_file(path)
     chosen = select_cases(cases, names)
     if source is None:
@@ -169,7 +179,21 @@ def run_case_file(
     shown = filename or script.name
     plugins = plugins or default_plugins()
     config = config if config is not None else read_config(plugins=plugins)
-    return [
-        run_case(text, case, cases, filename=shown, plugins=plugins, config=config)
-        for case in chosen
-    ]
+    pool = isolation_of(isolation) if isinstance(isolation, str) else None
+    try:
+        return [
+            run_case(
+                text,
+                case,
+                cases,
+                filename=shown,
+                plugins=plugins,
+                config=config,
+                isolation=pool or isolation,
+            )
+            for case in chosen
+        ]
+    finally:
+        close = getattr(pool, "close", None)
+        if callable(close):
+            close()

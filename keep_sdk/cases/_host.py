@@ -13,6 +13,7 @@ say the point was never reached.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import signal
 import sys
@@ -80,7 +81,7 @@ def main(order: KillOrder) -> int:
             double.faults.inject(kind, operation=operation, times=None)
         elif isinstance(installation.store, SupportsFaultInjection):
             installation.store.fault_hook = lambda name: _die() if name == point.at else None
-        scheduler = installation.scheduler(worker=order.worker, lease_ttl_s=60.0)
+        scheduler = installation.scheduler(worker=order.worker, lease_ttl_s=60.0, drain_s=math.inf)
         scheduler.run_until_idle(max_steps=500)
     return NOT_KILLED
 

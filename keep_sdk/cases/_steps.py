@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import signal
 import subprocess
 import sys
@@ -111,7 +112,9 @@ def _kill(world: World, point: Kill, where: str) -> list[Mismatch]:
         world.crashing.crash = point if point.call is not None else None
         dying = world.scheduler
         if point.worker != world.scheduler.worker:
-            dying = world.installation.scheduler(worker=point.worker, lease_ttl_s=60.0)
+            dying = world.installation.scheduler(
+                worker=point.worker, lease_ttl_s=60.0, drain_s=math.inf
+            )
         try:
             for activity in dying.run_until_idle(max_steps=500):
                 world.trace.append(f"{where}: {activity.describe()}")

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import math
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from keep_sdk.app import Installation, RuntimeFactory
+from keep_sdk.app import Installation, IsolationChoice, RuntimeFactory
 from keep_sdk.cases._clock import ManualClock
 from keep_sdk.cases._crash import CrashingConnectors, SimulatedCrash
 from keep_sdk.cases._model import StandInSeed
@@ -61,6 +62,7 @@ class Harness:
     worker: str = "scenario-host"
     actor: str = "person"
     source: str = "keep-test"
+    isolation: IsolationChoice = "in-process"
 
 
 @dataclass
@@ -110,7 +112,7 @@ class World:
                 config=harness.config,
                 clock=clock,
                 deterministic=True,
-                isolation="in-process",
+                isolation=harness.isolation,
                 doubles=None if folder is None else Path(folder.name) / "doubles.db",
                 policy=harness.policy,
                 wrap_connectors=wrap,
@@ -126,7 +128,7 @@ class World:
             installation,
             wrapped[-1],
             folder,
-            installation.scheduler(worker=harness.worker, lease_ttl_s=60.0),
+            installation.scheduler(worker=harness.worker, lease_ttl_s=60.0, drain_s=math.inf),
         )
         world._escalations = escalations
         store = installation.store
@@ -222,7 +224,9 @@ class World:
     def restart(self) -> None:
         """A new host on the same store and doubles; it recovers what the old one left."""
         self.installation.restart()
-        self.scheduler = self.installation.scheduler(worker=self.harness.worker, lease_ttl_s=60.0)
+        self.scheduler = self.installation.scheduler(
+            worker=self.harness.worker, lease_ttl_s=60.0, drain_s=math.inf
+        )
         self.hosts += 1
 
     def deploy(self, source: str, *, filename: str | None = None) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 from pydantic import TypeAdapter
 
-from keep_sdk.cli.options import configuration, json_option
+from keep_sdk.cli.options import configuration, isolation_option, json_option
 from keep_sdk.cli.support import EXIT_PROBLEM, EXIT_USAGE, fail
 from keep_sdk.cli.text import console, line, styled
 from keep_sdk.errors import ConfigurationError
@@ -26,14 +26,15 @@ _RESULTS = TypeAdapter(list[CaseResult])
 @click.command("test")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("cases", nargs=-1)
+@isolation_option
 @json_option
-def test_command(file: Path, cases: tuple[str, ...], as_json: bool) -> None:
+def test_command(file: Path, cases: tuple[str, ...], isolation: str, as_json: bool) -> None:
     """Run the cases of a *.keep.yaml file (all, or those named) on a memory store against
     recording doubles and stand-ins: connector reads come from the file's data, mutations
     are recorded, nothing leaves the process (but for connectors a case lists in `live`)."""
     config = configuration(None)
     try:
-        results = run_case_file(file, cases, config=config)
+        results = run_case_file(file, cases, config=config, isolation=isolation)
     except ConfigurationError as exc:
         fail(str(exc), code=EXIT_USAGE)
     if as_json:

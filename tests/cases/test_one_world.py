@@ -6,7 +6,9 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -139,3 +141,28 @@ def test_validate_keep_test_and_run_agree_on_the_operations(
     if not tested:
         assert "random.js" in refusal
         assert "random.js" in result.mismatches[0].summary
+
+
+def test_keep_test_runs_phases_in_worker_processes_by_default(tmp_path: Path) -> None:
+    from keep_sdk.app import Installation
+    from keep_sdk.repair import run_case_file
+    from keep_sdk.sandbox import InProcessIsolation, ProcessIsolation
+
+    seen: list[type] = []
+    real_open = Installation.open
+
+    def spying(*args: Any, **kwargs: Any) -> Installation:
+        opened = real_open(*args, **kwargs)
+        seen.append(type(opened.runtime.isolation))
+        return opened
+
+    demo = Path(__file__).parents[2] / "fixtures" / "workflows" / "demo" / "invoices.keep.yaml"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Installation, "open", spying)
+        results = run_case_file(demo, ["an invoice email becomes a row and a summary"])
+        assert [r.ok for r in results] == [True]
+        results = run_case_file(
+            demo, ["an invoice email becomes a row and a summary"], isolation="in-process"
+        )
+        assert [r.ok for r in results] == [True]
+    assert seen == [ProcessIsolation, InProcessIsolation]
