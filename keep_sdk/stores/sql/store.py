@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -219,29 +219,50 @@ class SqlStore(TransactionalStore):
     def close(self) -> None:
         if self._mark is not None:
             self._mark.close()
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
+        self._drop_listener()
         self.engine.dispose()
 
     # Events
 
     def wait_for_inbox(self, timeout_s: float) -> bool | None:
         """Block up to `timeout_s` for a new durable notification (PostgreSQL ``LISTEN``);
-        True when one arrived. None on SQLite, which cannot be woken: a worker polls."""
+        True when one arrived. None on SQLite, which cannot be woken: a worker polls.
+
+        The listening connection is opened on first use and again after it was lost: a
+        lost or refused connection raises `StoreUnavailable` (with the driver's error as
+        its cause) and the next call listens on a new one."""
         if self.dialect != "postgresql":
             return None
-        if self._listener is None:
-            raw = self.engine.raw_connection()
-            driver: Any = raw.driver_connection
-            driver.autocommit = True
-            driver.execute(f"LISTEN {INBOX_CHANNEL}")
-            self._listener = raw
-        driver = self._listener.driver_connection
-        woken = False
-        for _ in driver.notifies(timeout=timeout_s, stop_after=1):
-            woken = True
+        try:
+            if self._listener is None:
+                raw = self.engine.raw_connection()
+                try:
+                    driver: Any = raw.driver_connection
+                    driver.autocommit = True
+                    driver.execute(f"LISTEN {INBOX_CHANNEL}")
+                except BaseException:
+                    raw.invalidate()
+                    raise
+                self._listener = raw
+            driver = self._listener.driver_connection
+            woken = False
+            for _ in driver.notifies(timeout=timeout_s, stop_after=1):
+                woken = True
+        except Exception as exc:
+            self._drop_listener()
+            driver_error = exc.orig if isinstance(exc, DBAPIError) else exc
+            reason = " ".join(str(driver_error).split())
+            raise StoreUnavailable(
+                f"{self!r} lost its LISTEN connection: {reason}; {_advice(reason)}",
+                reason=reason,
+            ) from exc
         return woken
+
+    def _drop_listener(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with suppress(Exception):
+                listener.invalidate()
 
     def peek_cost(self, workflow: str, topic: str, *, limit: int) -> int:
         """Work done by `pending_events`: SQLite VM steps / 100, or PostgreSQL rows examined."""
