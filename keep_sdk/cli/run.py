@@ -52,9 +52,14 @@ from keep_sdk.scheduler import (
 if TYPE_CHECKING:
     from keep_sdk.app import Installation
 
-__all__ = ["run_command", "worker_command"]
+__all__ = ["EXIT_WAITING", "run_command", "worker_command"]
 
 _FAILED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL)
+_WAITING_ON_A_FAULT = (RunStatus.PAUSED_TRANSIENT, RunStatus.PAUSED_RECONCILIATION)
+
+EXIT_WAITING = 3
+"""``keep run --until-idle``: nothing failed, but work waits on a fault (a run paused
+transient, a mutation being reconciled): try again later, or look at ``keep status``."""
 
 
 @click.command("run")
@@ -145,6 +150,9 @@ def run_command(
             activities = _run_live(scheduler, out, quiet=as_json)
         report = inst.status(workflow=workflow_name)
         failed = [a for a in activities if a.run is not None and a.run.status in _FAILED]
+        faulted = until_idle and bool(
+            inst.store.list_runs(workflow=workflow_name, status=_WAITING_ON_A_FAULT, limit=1)
+        )
         if as_json:
             print_json(
                 RunOutput(
@@ -159,6 +167,13 @@ def run_command(
             render_status(report, out)
     if failed:
         sys.exit(EXIT_PROBLEM)
+    if faulted:
+        click.echo(
+            f"{workflow_name}: work waits on a fault (a run paused:transient or "
+            "paused:reconciliation); see keep status",
+            err=True,
+        )
+        sys.exit(EXIT_WAITING)
 
 
 def _run_live(scheduler: Scheduler, console: Console, *, quiet: bool) -> list[Activity]:
