@@ -125,3 +125,55 @@ def test_ctrl_c_during_start_up_prints_no_traceback(project: Path, after_s: floa
     assert "Traceback" not in stderr, stderr
     assert "KeyboardInterrupt" not in stderr, stderr
     assert process.returncode != -signal.SIGINT, stderr
+
+
+BUSY = """export default Keep.workflow({
+  name: "busy",
+  topics: { "tick": {} },
+  producers: {
+    p: {
+      schedule: { interval: "1s" },
+      handler: async (ctx, state) => {
+        const n = (state?.n ?? 0) + 1;
+        for (let i = 0; i < 5; i++) {
+          await ctx.publish("tick", { messageId: `t${n}-${i}`, title: `tick ${n} ${i}` });
+        }
+        return { n };
+      },
+    },
+  },
+});
+"""
+
+
+def test_a_store_file_removed_mid_run_ends_keep_run_with_one_message(project: Path) -> None:
+    (project / "busy.js").write_text(BUSY)
+    database = project / "keep.db"
+    process = subprocess.Popen(
+        [
+            c
+            for c in _command(project, "busy.js")
+            if c not in ("--grant", "crm.read", "--until-idle")
+        ],
+        cwd=project,
+        env=_environ(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not database.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(3)
+        for path in project.glob("keep.db*"):
+            path.unlink()
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 1, stderr
+    assert f"the store file {database} was removed" in stderr
+    assert "Traceback" not in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1, stderr

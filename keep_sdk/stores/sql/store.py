@@ -47,6 +47,7 @@ from keep_sdk.stores.sql import _statements as q
 from keep_sdk.stores.sql._durable import INBOX_CHANNEL
 from keep_sdk.stores.sql._engine import WRITE, create_store_engine, sqlalchemy_url
 from keep_sdk.stores.sql._fast import StatementCache
+from keep_sdk.stores.sql._file import DatabaseFile
 from keep_sdk.stores.sql._mark import CommitMark
 from keep_sdk.stores.sql._transaction import SqlTransaction
 
@@ -161,6 +162,11 @@ class SqlStore(TransactionalStore):
             if self.dialect == "sqlite" and database
             else None
         )
+        self._file = (
+            DatabaseFile(Path(database).expanduser().absolute())
+            if self.dialect == "sqlite" and database
+            else None
+        )
         try:
             with self._sql() as tx:
                 t.lock_for_schema(tx.conn)
@@ -177,6 +183,8 @@ class SqlStore(TransactionalStore):
                         self._mark.reset(int(newest or 0))
                     else:
                         self._mark.check(int(newest or 0), store=url)
+            if self._file is not None:
+                self._file.remember()
         except BaseException:
             self.close()
             raise
@@ -195,6 +203,8 @@ class SqlStore(TransactionalStore):
         if isinstance(shared, SqlTransaction):
             yield shared
             return
+        if self._file is not None:
+            self._file.check()
         try:
             with self.engine.connect() as conn:
                 conn.execution_options(**{WRITE: write})
