@@ -228,7 +228,7 @@ class Scheduler:
         try:
             with suppress(Exception):
                 self.leases.announce()
-            with self.leases.heartbeats(max(0.05, self.lease_ttl_s / 3)):
+            with self.leases.heartbeats(max(0.05, self.lease_ttl_s / 3), retry):
                 while not stop.is_set():
                     try:
                         activity = self.step()
