@@ -240,6 +240,23 @@ def test_a_worker_started_before_its_server_waits_for_it(
     assert sorted(_recorded(doubles)) == ["x1", "x2", "x3"]
 
 
+def test_a_worker_whose_database_does_not_exist_exits_1_with_one_message(
+    own_server: PostgresServer, tmp_path: Path
+) -> None:
+    base = own_server.admin_url.rpartition("/")[0]
+    done = subprocess.run(
+        [sys.executable, "-m", "keep_sdk", "worker", "--store", f"{base}/no_such_database"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert 'database "no_such_database" does not exist' in done.stderr
+    assert OUTAGE not in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.slow
 def test_two_workers_outlive_three_restarts_and_three_terminations_with_exact_counts(
     own_server: PostgresServer, world: tuple[str, Path, Store], tmp_path: Path
