@@ -22,6 +22,7 @@ from pydantic import (
     JsonValue,
     TypeAdapter,
     ValidationError,
+    field_validator,
 )
 from pydantic.alias_generators import to_camel
 
@@ -461,12 +462,27 @@ class HostPolicy(_Contract):
         default_factory=BackoffPolicy, description="Retry delays after a transient failure."
     )
     reconcile_backoff: BackoffPolicy = Field(
-        default_factory=lambda: BackoffPolicy(base_s=10.0, cap_s=600.0, max_attempts=5),
-        description="Delays between reconcile calls of an uncertain mutation.",
+        default_factory=lambda: BackoffPolicy(base_s=10.0, cap_s=600.0),
+        description=(
+            "Delays between reconcile calls of an uncertain mutation (how many calls: "
+            "reconcile_attempts; its max_attempts is refused)."
+        ),
     )
     reconcile_attempts: int = Field(
         default=5, ge=0, description="Reconcile calls before a mutation is indeterminate."
     )
+
+    @field_validator("reconcile_backoff")
+    @classmethod
+    def _no_reconcile_max_attempts(cls, value: BackoffPolicy) -> BackoffPolicy:
+        if value.max_attempts is not None:
+            raise ValueError(
+                "max_attempts is not read for reconciliation; how many reconcile calls are "
+                "made before a person decides is reconcile_attempts: set "
+                "reconcile_attempts instead and remove reconcile_backoff.max_attempts"
+            )
+        return value
+
     wake_at_min_s: float = Field(default=30.0, ge=0, description="Earliest wakeAt from now.")
     wake_at_max_s: float = Field(default=86_400.0, gt=0, description="Latest wakeAt from now.")
     mutate_reads: Literal["none", "by_id"] = Field(

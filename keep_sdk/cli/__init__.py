@@ -8,6 +8,20 @@ grant) and `conformance`; `views` renders for people, `support` and `options`
 hold what the commands share.
 """
 
-from keep_sdk.cli.group import cli, main
+import signal as _signal
+
+
+def _interrupted_while_starting(_signum: int, _frame: object) -> None:
+    raise SystemExit(130)
+
+
+_previous = _signal.getsignal(_signal.SIGINT)
+if _previous is _signal.default_int_handler:
+    _signal.signal(_signal.SIGINT, _interrupted_while_starting)
+try:
+    from keep_sdk.cli.group import cli, main
+finally:
+    if _previous is _signal.default_int_handler:
+        _signal.signal(_signal.SIGINT, _previous)
 
 __all__ = ["cli", "main"]

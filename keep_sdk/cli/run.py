@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import signal
 import sys
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager, ExitStack, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -34,13 +38,28 @@ from keep_sdk.cli.support import (
 )
 from keep_sdk.cli.text import console, line, styled
 from keep_sdk.cli.views import at, render_status
-from keep_sdk.errors import ConfigurationError
+from keep_sdk.errors import ConfigurationError, StoreUnavailable
 from keep_sdk.model import RunStatus
-from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S, Activity, Scheduler
+from keep_sdk.scheduler import (
+    DEFAULT_LEASE_TTL_S,
+    WORKER_RETRY,
+    Activity,
+    Outage,
+    Scheduler,
+    is_transient,
+)
 
-__all__ = ["run_command", "worker_command"]
+if TYPE_CHECKING:
+    from keep_sdk.app import Installation
+
+__all__ = ["EXIT_WAITING", "run_command", "worker_command"]
 
 _FAILED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL)
+_WAITING_ON_A_FAULT = (RunStatus.PAUSED_TRANSIENT, RunStatus.PAUSED_RECONCILIATION)
+
+EXIT_WAITING = 3
+"""``keep run --until-idle``: nothing failed, but work waits on a fault (a run paused
+transient, a mutation being reconciled): try again later, or look at ``keep status``."""
 
 
 @click.command("run")
@@ -131,6 +150,9 @@ def run_command(
             activities = _run_live(scheduler, out, quiet=as_json)
         report = inst.status(workflow=workflow_name)
         failed = [a for a in activities if a.run is not None and a.run.status in _FAILED]
+        faulted = until_idle and bool(
+            inst.store.list_runs(workflow=workflow_name, status=_WAITING_ON_A_FAULT, limit=1)
+        )
         if as_json:
             print_json(
                 RunOutput(
@@ -145,6 +167,13 @@ def run_command(
             render_status(report, out)
     if failed:
         sys.exit(EXIT_PROBLEM)
+    if faulted:
+        click.echo(
+            f"{workflow_name}: work waits on a fault (a run paused:transient or "
+            "paused:reconciliation); see keep status",
+            err=True,
+        )
+        sys.exit(EXIT_WAITING)
 
 
 def _run_live(scheduler: Scheduler, console: Console, *, quiet: bool) -> list[Activity]:
@@ -216,12 +245,43 @@ def worker_command(
 ) -> None:
     """Run the scheduler as a long-lived worker; start several to share a PostgreSQL store.
 
-    Prints one line per thing done. Stops on SIGTERM or Ctrl-C, releasing its leases.
+    Prints one line per thing done. A store that cannot be reached (not started yet,
+    restarting, connections terminated) is waited for: one line when the outage
+    begins, one when the store answers again. Stops on SIGTERM or Ctrl-C (exit 0),
+    releasing its leases, or on a store it can never use: a configuration error, a
+    refused login, a missing database or a newer schema (exit 1, one message).
     """
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with opened(store_url, doubles=doubles, isolation=isolation) as inst:
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+
+    def outage(exc: Exception) -> None:
+        reason = exc.reason if isinstance(exc, StoreUnavailable) and exc.reason else str(exc)
+        click.echo(
+            f"{at(dt.datetime.now(dt.UTC))} store unavailable: {' '.join(reason.split())} "
+            "(the worker waits and retries until it answers)",
+            err=True,
+        )
+
+    def recovery(lasted_s: float) -> None:
+        click.echo(
+            f"{at(dt.datetime.now(dt.UTC))} store available again after {lasted_s:.1f} s; "
+            "the worker carries on",
+            err=True,
+        )
+
+    with ExitStack() as stack:
+        inst = _open_when_available(
+            stack,
+            lambda: opened(store_url, doubles=doubles, isolation=isolation),
+            stop,
+            outage,
+            recovery,
+        )
+        if inst is None:
+            return
         scheduler = inst.scheduler(worker=worker_name, lease_ttl_s=lease_ttl)
+        stack.callback(scheduler.close)
         click.echo(f"worker {scheduler.worker} on {inst.store_url}", err=True)
 
         def report(activity: Activity) -> None:
@@ -238,11 +298,41 @@ def worker_command(
                 err=True,
             )
 
-        try:
+        with suppress(KeyboardInterrupt):
             scheduler.run_forever(
-                stop=stop, poll_s=poll, on_activity=report, on_idle=idle, on_error=error
+                stop=stop,
+                poll_s=poll,
+                on_activity=report,
+                on_idle=idle,
+                on_error=error,
+                on_outage=outage,
+                on_recovery=recovery,
             )
-        except KeyboardInterrupt:
-            pass
-        finally:
-            scheduler.close()
+
+
+def _open_when_available(
+    stack: ExitStack,
+    opener: Callable[[], AbstractContextManager[Installation]],
+    stop: threading.Event,
+    on_outage: Callable[[Exception], None],
+    on_recovery: Callable[[float], None],
+) -> Installation | None:
+    """The installation `opener` opens, retried (`WORKER_RETRY`) while its store is not
+    reachable yet; None when `stop` was set first. A non-transient error is raised."""
+    outage = Outage(WORKER_RETRY)
+    while not stop.is_set():
+        try:
+            inst = stack.enter_context(opener())
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            began, pause = outage.failed()
+            if began:
+                on_outage(exc)
+            stop.wait(pause)
+            continue
+        lasted = outage.ended()
+        if lasted is not None:
+            on_recovery(lasted)
+        return inst
+    return None

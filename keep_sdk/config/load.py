@@ -15,7 +15,7 @@ from keep_sdk.config.errors import config_error, explain
 from keep_sdk.config.find import ConfigSource, absolute
 from keep_sdk.config.model import KeepConfigFile
 from keep_sdk.config.paths import resolve_paths
-from keep_sdk.config.policy import PolicyValue, checked_policy, merge, policy_values
+from keep_sdk.config.policy import PolicyValue, checked_policy, effective_policy, policy_values
 from keep_sdk.config.references import SecretSource, load_secrets_file, resolve_references
 from keep_sdk.connectors.base import Connector
 from keep_sdk.connectors.configured import ConnectorType
@@ -57,12 +57,12 @@ class KeepConfig:
     @property
     def policy(self) -> HostPolicy:
         """The policy of every workflow without an override: defaults + ``[policy]``."""
-        return HostPolicy.model_validate(self.file_policy)
+        return effective_policy(self.file_policy)
 
     def policy_for(self, workflow: str) -> HostPolicy:
         """The effective policy of `workflow`: defaults + ``[policy]`` + its override."""
         override = self.workflow_policies.get(workflow, {})
-        return HostPolicy.model_validate(merge(self.file_policy, override))
+        return effective_policy(self.file_policy, override)
 
     def policy_values(self, workflow: str | None = None) -> list[PolicyValue]:
         """Every effective policy value of `workflow` (or the file's) with its source."""

@@ -124,6 +124,8 @@ class PostgresServer:
     databases: list[str] = field(default_factory=list)
     owned_dir: Path | None = None
     """A folder `start` created for the server (run as root), removed by `stop`."""
+    options: str = ""
+    """The server options `start` gave (port, sockets), which `up` gives again."""
 
     @classmethod
     def start(cls, directory: Path) -> PostgresServer:
@@ -183,6 +185,7 @@ class PostgresServer:
             data_dir=data_dir,
             bin_dir=bin_dir,
             owned_dir=home if owned else None,
+            options=options,
         )
 
     @classmethod
@@ -224,6 +227,34 @@ class PostgresServer:
                 ]
             ),
             "pg_ctl restart",
+        )
+
+    def down(self) -> None:
+        """Shut a server started here down (fast), keeping its data for `up`."""
+        self._pg_ctl("-m", "fast", "-w", "stop")
+
+    def up(self) -> None:
+        """Start a server `down` shut down, on the same port; it answers when this returns."""
+        assert self.data_dir is not None
+        self._pg_ctl(
+            "-o",
+            self.options,
+            "-w",
+            "-t",
+            "60",
+            "-l",
+            str(self.data_dir.parent / "server.log"),
+            "start",
+        )
+
+    def _pg_ctl(self, *arguments: str) -> None:
+        if self.data_dir is None or self.bin_dir is None:
+            raise PostgresUnavailable(
+                "only a server started by the tests can be stopped and started"
+            )
+        _run(
+            _as_postgres_user([str(self.bin_dir / "pg_ctl"), "-D", str(self.data_dir), *arguments]),
+            f"pg_ctl {arguments[-1]}",
         )
 
     def stop(self) -> None:

@@ -12,6 +12,7 @@ scheduler.run_forever(stop=event)       # a worker: sleeps until the next due ti
 from keep_sdk.scheduler._drain import DEFAULT_DRAIN_RUNS, DEFAULT_DRAIN_S
 from keep_sdk.scheduler._leases import LeaseKeeper
 from keep_sdk.scheduler._planner import Planner, QuietConsumers, is_superseded
+from keep_sdk.scheduler._retry import WORKER_RETRY, Outage, RetryPolicy, is_transient, retrying
 from keep_sdk.scheduler._scheduler import DEFAULT_LEASE_TTL_S, Scheduler, default_worker_name
 from keep_sdk.scheduler._tasks import Activity, Task, TaskKind
 
@@ -21,11 +22,16 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
     "DEFAULT_DRAIN_S",
     "DEFAULT_LEASE_TTL_S",
     "LeaseKeeper",
+    "Outage",
     "Planner",
     "QuietConsumers",
+    "RetryPolicy",
     "Scheduler",
     "Task",
     "TaskKind",
+    "WORKER_RETRY",
     "default_worker_name",
     "is_superseded",
+    "is_transient",
+    "retrying",
 ]

@@ -16,6 +16,7 @@ from contextlib import contextmanager, suppress
 
 from keep_sdk.errors import LeaseLost
 from keep_sdk.scheduler._holders import holder_is_dead
+from keep_sdk.scheduler._retry import WORKER_RETRY, RetryPolicy, is_transient
 from keep_sdk.scheduler._share import PRESENCE_SLOTS, presence_name
 from keep_sdk.stores import Lease, Store, utc_now
 
@@ -169,16 +170,25 @@ class LeaseKeeper:
         return lost
 
     @contextmanager
-    def heartbeats(self, every_s: float) -> Iterator[None]:
-        """Renew the held leases every `every_s` seconds on a thread while inside the block."""
+    def heartbeats(self, every_s: float, retry: RetryPolicy = WORKER_RETRY) -> Iterator[None]:
+        """Renew the held leases every `every_s` seconds on a thread while inside the block.
+
+        A beat that fails on a transient store error is tried again after `retry`'s delay
+        (never later than the next beat), so leases are renewed as soon as the store
+        answers again; any other error waits for the next beat."""
         stop = threading.Event()
 
         def beat() -> None:
-            while not stop.wait(every_s):
+            failures = 0
+            pause = every_s
+            while not stop.wait(pause):
                 try:
                     self.heartbeat()
-                except Exception:
+                except Exception as exc:
+                    failures = failures + 1 if is_transient(exc) else 0
+                    pause = min(every_s, retry.delay(failures)) if failures else every_s
                     continue
+                failures, pause = 0, every_s
 
         thread = threading.Thread(target=beat, name=f"keep-heartbeat-{self.owner}", daemon=True)
         thread.start()

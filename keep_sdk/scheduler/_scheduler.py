@@ -21,13 +21,20 @@ import uuid
 from collections.abc import Callable
 from contextlib import suppress
 
-from keep_sdk.errors import ActionRefused, InternalError, NotFound, StoreConflict
+from keep_sdk.errors import (
+    ActionRefused,
+    ConfigurationError,
+    InternalError,
+    NotFound,
+    StoreConflict,
+)
 from keep_sdk.model import RunRecord
 from keep_sdk.runtime import Runtime
 from keep_sdk.scheduler._drain import DEFAULT_DRAIN_RUNS, DEFAULT_DRAIN_S, Drain
 from keep_sdk.scheduler._holders import holder_is_dead
 from keep_sdk.scheduler._leases import LeaseKeeper
 from keep_sdk.scheduler._planner import Planner, QuietConsumers
+from keep_sdk.scheduler._retry import WORKER_RETRY, Outage, RetryPolicy, is_transient
 from keep_sdk.scheduler._share import Share
 from keep_sdk.scheduler._tasks import Activity, Task, TaskKind
 from keep_sdk.stores import Lease
@@ -194,52 +201,77 @@ class Scheduler:
         on_activity: Callable[[Activity], None] | None = None,
         on_idle: Callable[[], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
+        on_outage: Callable[[Exception], None] | None = None,
+        on_recovery: Callable[[float], None] | None = None,
+        retry: RetryPolicy = WORKER_RETRY,
     ) -> None:
         """Step until `stop` is set, sleeping while nothing is due.
 
         Sleeps until the next due time, at most `poll_s` (other processes may
-        publish or act meanwhile). Heartbeats keep the held leases alive on a
-        thread; they are released on the way out. With `on_error`, an error
-        escaping a step (the database went away, say) is reported there and the
-        worker carries on after `poll_s`, doubling the wait while errors repeat
-        (at most 30 s); without it, the error stops the loop. Computing the next
-        sleep is part of the step: a database error there is handled the same way.
+        publish or act meanwhile), or until the store's inbox wakes it. Heartbeats
+        keep the held leases and the presence row alive on a thread; they are
+        released on the way out.
+
+        Without `on_error`, an error escaping a step stops the loop. With it, the
+        worker never stops on a store error: a transient one (`is_transient`: the
+        connection lost, the server restarting, a terminated backend) is an outage,
+        retried after `retry`'s delay for as long as it lasts, reported once to
+        `on_outage` when it begins and to `on_recovery` (its length in seconds) when
+        a whole step, planning and the idle wait included, works again (without
+        `on_outage`, each failure goes to `on_error`); any other error goes to
+        `on_error` and the worker carries on after `poll_s`, doubling the wait
+        while errors repeat (at most 30 s). A `ConfigurationError` always stops it.
         """
         stop = stop or threading.Event()
+        outage = Outage(retry)
         failures = 0
         try:
             with suppress(Exception):
                 self.leases.announce()
-            with self.leases.heartbeats(max(0.05, self.lease_ttl_s / 3)):
+            with self.leases.heartbeats(max(0.05, self.lease_ttl_s / 3), retry):
                 while not stop.is_set():
                     try:
                         activity = self.step()
                         if activity is None:
                             if on_idle is not None:
                                 on_idle()
-                            pause = self._sleep_s(poll_s)
+                            self._idle(stop, self._sleep_s(poll_s))
+                    except ConfigurationError:
+                        raise
                     except Exception as exc:
                         if on_error is None:
                             raise
+                        if is_transient(exc):
+                            began, pause = outage.failed()
+                            if on_outage is None:
+                                on_error(exc)
+                            elif began:
+                                on_outage(exc)
+                            stop.wait(pause)
+                            continue
                         on_error(exc)
                         failures += 1
                         stop.wait(min(_MAX_ERROR_WAIT_S, poll_s * 2 ** (failures - 1)))
                         continue
                     failures = 0
-                    if activity is not None:
-                        if on_activity is not None:
-                            on_activity(activity)
-                        continue
-                    self._idle(stop, pause)
+                    lasted = outage.ended()
+                    if lasted is not None and on_recovery is not None:
+                        on_recovery(lasted)
+                    if activity is not None and on_activity is not None:
+                        on_activity(activity)
         finally:
-            self.leases.release_all()
+            with suppress(Exception):
+                self.leases.release_all()
             with suppress(Exception):
                 self.leases.withdraw()
 
     def close(self) -> None:
-        """Release every lease this worker holds, and its presence row."""
-        self.leases.release_all()
-        self.leases.withdraw()
+        """Release every lease this worker holds, and its presence row (a store that cannot
+        be reached now is left to let them expire)."""
+        with suppress(Exception):
+            self.leases.release_all()
+        with suppress(Exception):
+            self.leases.withdraw()
 
     def _idle(self, stop: threading.Event, pause: float) -> None:
         """Sleep `pause` seconds, or less: a store that can be woken (PostgreSQL ``LISTEN``

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ from keep_sdk.stores.sql import _statements as q
 from keep_sdk.stores.sql._durable import INBOX_CHANNEL
 from keep_sdk.stores.sql._engine import WRITE, create_store_engine, sqlalchemy_url
 from keep_sdk.stores.sql._fast import StatementCache
+from keep_sdk.stores.sql._file import DatabaseFile
 from keep_sdk.stores.sql._mark import CommitMark
 from keep_sdk.stores.sql._transaction import SqlTransaction
 
@@ -161,6 +162,11 @@ class SqlStore(TransactionalStore):
             if self.dialect == "sqlite" and database
             else None
         )
+        self._file = (
+            DatabaseFile(Path(database).expanduser().absolute())
+            if self.dialect == "sqlite" and database
+            else None
+        )
         try:
             with self._sql() as tx:
                 t.lock_for_schema(tx.conn)
@@ -177,6 +183,8 @@ class SqlStore(TransactionalStore):
                         self._mark.reset(int(newest or 0))
                     else:
                         self._mark.check(int(newest or 0), store=url)
+            if self._file is not None:
+                self._file.remember()
         except BaseException:
             self.close()
             raise
@@ -195,6 +203,8 @@ class SqlStore(TransactionalStore):
         if isinstance(shared, SqlTransaction):
             yield shared
             return
+        if self._file is not None:
+            self._file.check()
         try:
             with self.engine.connect() as conn:
                 conn.execution_options(**{WRITE: write})
@@ -219,29 +229,50 @@ class SqlStore(TransactionalStore):
     def close(self) -> None:
         if self._mark is not None:
             self._mark.close()
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
+        self._drop_listener()
         self.engine.dispose()
 
     # Events
 
     def wait_for_inbox(self, timeout_s: float) -> bool | None:
         """Block up to `timeout_s` for a new durable notification (PostgreSQL ``LISTEN``);
-        True when one arrived. None on SQLite, which cannot be woken: a worker polls."""
+        True when one arrived. None on SQLite, which cannot be woken: a worker polls.
+
+        The listening connection is opened on first use and again after it was lost: a
+        lost or refused connection raises `StoreUnavailable` (with the driver's error as
+        its cause) and the next call listens on a new one."""
         if self.dialect != "postgresql":
             return None
-        if self._listener is None:
-            raw = self.engine.raw_connection()
-            driver: Any = raw.driver_connection
-            driver.autocommit = True
-            driver.execute(f"LISTEN {INBOX_CHANNEL}")
-            self._listener = raw
-        driver = self._listener.driver_connection
-        woken = False
-        for _ in driver.notifies(timeout=timeout_s, stop_after=1):
-            woken = True
+        try:
+            if self._listener is None:
+                raw = self.engine.raw_connection()
+                try:
+                    driver: Any = raw.driver_connection
+                    driver.autocommit = True
+                    driver.execute(f"LISTEN {INBOX_CHANNEL}")
+                except BaseException:
+                    raw.invalidate()
+                    raise
+                self._listener = raw
+            driver = self._listener.driver_connection
+            woken = False
+            for _ in driver.notifies(timeout=timeout_s, stop_after=1):
+                woken = True
+        except Exception as exc:
+            self._drop_listener()
+            driver_error = exc.orig if isinstance(exc, DBAPIError) else exc
+            reason = " ".join(str(driver_error).split())
+            raise StoreUnavailable(
+                f"{self!r} lost its LISTEN connection: {reason}; {_advice(reason)}",
+                reason=reason,
+            ) from exc
         return woken
+
+    def _drop_listener(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            with suppress(Exception):
+                listener.invalidate()
 
     def peek_cost(self, workflow: str, topic: str, *, limit: int) -> int:
         """Work done by `pending_events`: SQLite VM steps / 100, or PostgreSQL rows examined."""
