@@ -15,6 +15,7 @@ from rich.text import Text
 
 from keep_sdk.app import load_seed
 from keep_sdk.cli.deploy import deploy_script, validated
+from keep_sdk.cli.observing import observability_options, watching
 from keep_sdk.cli.options import (
     doubles_option,
     isolation_option,
@@ -204,6 +205,7 @@ def _run_live(scheduler: Scheduler, console: Console, *, quiet: bool) -> list[Ac
     help="Longest sleep between looks at the store.",
 )
 @click.option("--until-idle", is_flag=True, help="Stop once nothing is due.")
+@observability_options
 @reports_errors
 def worker_command(
     store_url: str | None,
@@ -213,25 +215,43 @@ def worker_command(
     worker_name: str | None,
     poll: float,
     until_idle: bool,
+    metrics_port: int | None,
+    metrics_host: str,
+    healthy_within: float,
+    otel: bool,
 ) -> None:
     """Run the scheduler as a long-lived worker; start several to share a PostgreSQL store.
 
     Prints one line per thing done. Stops on SIGTERM or Ctrl-C, releasing its leases.
+    With --metrics-port, serves Prometheus /metrics and /healthz; with --otel, exports one
+    OpenTelemetry trace per run.
     """
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with opened(store_url, doubles=doubles, isolation=isolation) as inst:
+    with (
+        opened(store_url, doubles=doubles, isolation=isolation) as inst,
+        watching(
+            inst,
+            metrics_port=metrics_port,
+            metrics_host=metrics_host,
+            healthy_within=healthy_within,
+            otel=otel,
+        ) as watch,
+    ):
         scheduler = inst.scheduler(worker=worker_name, lease_ttl_s=lease_ttl)
         click.echo(f"worker {scheduler.worker} on {inst.store_url}", err=True)
 
         def report(activity: Activity) -> None:
+            watch.progressed()
             click.echo(f"{at(activity.at)} {activity.describe()}")
 
         def idle() -> None:
+            watch.progressed()
             if until_idle:
                 stop.set()
 
         def error(exc: Exception) -> None:
+            watch.store_error()
             click.echo(
                 f"error: {type(exc).__name__}: {exc} (the worker carries on; its leases expire "
                 "if this persists)",
