@@ -89,7 +89,8 @@ def _check(store_url: str | None, stalled_after: float, as_json: bool) -> None:
         print_json(
             {
                 "stalled": stall.stalled,
-                "waiting": stall.waiting,
+                "pending": stall.pending,
+                "due": stall.due,
                 "since": since,
                 "idle_s": stall.idle_s,
             }
