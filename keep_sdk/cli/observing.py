@@ -79,8 +79,15 @@ class Watch:
             self.metrics.store_error()
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def _needs(module: str, extra: str, option: str) -> None:
-    if importlib.util.find_spec(module) is None:
+    if not _installed(module):
         fail(f"{option} needs {module}: pip install 'keep-sdk[{extra}]'", code=EXIT_USAGE)
 
 
@@ -101,7 +108,7 @@ def _tracer_provider() -> Any:
         provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter()))
         return provider
     otlp = "opentelemetry.exporter.otlp.proto.http.trace_exporter"
-    if importlib.util.find_spec("opentelemetry.exporter.otlp.proto.http") is None:
+    if not _installed("opentelemetry.exporter.otlp.proto.http"):
         fail(
             "--otel exports over OTLP/HTTP: pip install opentelemetry-exporter-otlp-proto-http "
             "(configured by OTEL_EXPORTER_OTLP_ENDPOINT), or set OTEL_TRACES_EXPORTER=console",
