@@ -38,7 +38,10 @@ ALLOWED: dict[str, frozenset[str]] = {
             *("config", "plugins", "runtime", "scheduler", "status"),
         }
     ),
-    "console": frozenset({"errors", "model", "contract", "stores", "runtime", "status", "app"}),
+    "telemetry": frozenset({"errors", "model", "contract", "stores", "plugins"}),
+    "console": frozenset(
+        {"errors", "model", "contract", "stores", "runtime", "status", "app", "telemetry"}
+    ),
     "cases": frozenset(
         {
             *("errors", "model", "contract", "connectors", "stores"),
@@ -58,7 +61,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         {
             *("errors", "model", "contract", "connectors", "stores", "validator"),
             *("config", "plugins", "runtime", "scheduler", "status", "app"),
-            *("console", "repair", "conformance", "cases", "mcp_server"),
+            *("console", "repair", "conformance", "cases", "mcp_server", "telemetry"),
         }
     ),
     "mcp_server": frozenset(

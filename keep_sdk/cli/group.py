@@ -1,51 +1,132 @@
 """The ``keep`` group: every command of the package under one entry point.
 
-Exit codes and error style: `keep_sdk.cli.support`. Each command group lives
-in its own module of this package and is added here.
+Exit codes and error style: `keep_sdk.cli.support`. Each command group lives in its
+own module of this package and is named in `COMMAND_MODULES`; a command's module is
+imported the first time the command is looked up, so ``keep --version`` and a small
+command import only what they use.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator, MutableMapping
+from importlib import import_module
 from pathlib import Path
+from typing import Any
 
 import click
 
-from keep_sdk.cli.actions import (
-    grant_command,
-    pause_command,
-    resolve_command,
-    resume_command,
-    revoke_command,
-    skip_command,
-)
-from keep_sdk.cli.config import config_command
-from keep_sdk.cli.conformance import conformance_command
-from keep_sdk.cli.connectors import call_command, connectors_command
-from keep_sdk.cli.deploy import deploy_command
-from keep_sdk.cli.diff import diff_command
-from keep_sdk.cli.durable import cancel_command, notify_command, wait_command
-from keep_sdk.cli.inspection import events_command, ledger_command, runs_command, status_command
-from keep_sdk.cli.mcp import mcp_command
-from keep_sdk.cli.migrate import migrate_command
-from keep_sdk.cli.options import CONFIG_META
-from keep_sdk.cli.publish import publish_command
-from keep_sdk.cli.repairing import repair_command
-from keep_sdk.cli.replay import replay_command
-from keep_sdk.cli.rollback import accept_rollback_command
-from keep_sdk.cli.run import run_command, worker_command
-from keep_sdk.cli.schema import schema_command
-from keep_sdk.cli.serve import serve_command
-from keep_sdk.cli.support import keep_version
-from keep_sdk.cli.testing import test_command
-from keep_sdk.cli.validate import validate_command
 from keep_sdk.errors import KeepError
 
-__all__ = ["COMMANDS", "cli", "main"]
+__all__ = ["COMMAND_MODULES", "CONFIG_META", "cli", "keep_version", "main"]
+
+CONFIG_META = "keep.config_path"
+"""Where the group's ``--config PATH`` is kept in the click context's meta."""
+
+COMMAND_MODULES: dict[str, tuple[str, str]] = {
+    "connectors": ("connectors", "connectors_command"),
+    "schema": ("schema", "schema_command"),
+    "call": ("connectors", "call_command"),
+    "validate": ("validate", "validate_command"),
+    "conformance": ("conformance", "conformance_command"),
+    "run": ("run", "run_command"),
+    "worker": ("run", "worker_command"),
+    "status": ("inspection", "status_command"),
+    "events": ("inspection", "events_command"),
+    "runs": ("inspection", "runs_command"),
+    "ledger": ("inspection", "ledger_command"),
+    "skip": ("actions", "skip_command"),
+    "resolve": ("actions", "resolve_command"),
+    "pause": ("actions", "pause_command"),
+    "resume": ("actions", "resume_command"),
+    "grant": ("actions", "grant_command"),
+    "revoke": ("actions", "revoke_command"),
+    "publish": ("publish", "publish_command"),
+    "migrate": ("migrate", "migrate_command"),
+    "serve": ("serve", "serve_command"),
+    "config": ("config", "config_command"),
+    "notify": ("durable", "notify_command"),
+    "cancel": ("durable", "cancel_command"),
+    "wait": ("durable", "wait_command"),
+    "test": ("testing", "test_command"),
+    "replay": ("replay", "replay_command"),
+    "diff": ("diff", "diff_command"),
+    "repair": ("repairing", "repair_command"),
+    "accept-rollback": ("rollback", "accept_rollback_command"),
+    "deploy": ("deploy", "deploy_command"),
+    "mcp": ("mcp", "mcp_command"),
+}
+"""Every ``keep`` command, in the order they were added: name → (module of
+``keep_sdk.cli``, attribute)."""
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(keep_version(), "--version", "-V", prog_name="keep")
+class _LazyCommands(MutableMapping[str, click.Command]):
+    """The group's commands by name; a command's module is imported on first lookup."""
+
+    def __init__(self, spec: dict[str, tuple[str, str]]) -> None:
+        self._spec = dict(spec)
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            module, attribute = self._spec[name]
+            command = getattr(import_module(f"keep_sdk.cli.{module}"), attribute)
+            assert isinstance(command, click.Command), (name, command)
+            self._loaded[name] = command
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._spec.pop(name, None)
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        known = name in self
+        self._spec.pop(name, None)
+        self._loaded.pop(name, None)
+        if not known:
+            raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._spec or name in self._loaded
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._spec
+        yield from (name for name in self._loaded if name not in self._spec)
+
+    def __len__(self) -> int:
+        return len(self._spec.keys() | self._loaded.keys())
+
+
+def keep_version() -> str:
+    """The installed distribution's version (``0+unknown`` when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("keep-sdk")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"keep, version {keep_version()}")
+    ctx.exit()
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    commands=_LazyCommands(COMMAND_MODULES),
+)
+@click.option(
+    "--version",
+    "-V",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @click.option(
     "--config",
     "config_path",
@@ -60,43 +141,11 @@ def cli(ctx: click.Context, config_path: Path | None) -> None:
     ctx.meta[CONFIG_META] = config_path
 
 
-COMMANDS: tuple[click.Command, ...] = (
-    connectors_command,
-    schema_command,
-    call_command,
-    validate_command,
-    conformance_command,
-    run_command,
-    worker_command,
-    status_command,
-    events_command,
-    runs_command,
-    ledger_command,
-    skip_command,
-    resolve_command,
-    pause_command,
-    resume_command,
-    grant_command,
-    revoke_command,
-    publish_command,
-    migrate_command,
-    serve_command,
-    config_command,
-    notify_command,
-    cancel_command,
-    wait_command,
-    test_command,
-    replay_command,
-    diff_command,
-    repair_command,
-    accept_rollback_command,
-    deploy_command,
-    mcp_command,
-)
-"""Every ``keep`` command, in the order they were added."""
-
-for _command in COMMANDS:
-    cli.add_command(_command)
+def __getattr__(name: str) -> Any:
+    """``COMMANDS``: every command, in `COMMAND_MODULES` order (imports every module)."""
+    if name == "COMMANDS":
+        return tuple(cli.commands[command] for command in COMMAND_MODULES)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> None:

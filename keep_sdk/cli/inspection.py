@@ -16,7 +16,7 @@ from keep_sdk.app import Installation
 from keep_sdk.cli.durable_views import print_run_detail, run_detail
 from keep_sdk.cli.options import json_option, opened, store_option
 from keep_sdk.cli.outputs import StatusOutput
-from keep_sdk.cli.support import print_json, reports_errors
+from keep_sdk.cli.support import EXIT_PROBLEM, print_json, reports_errors
 from keep_sdk.cli.text import console
 from keep_sdk.cli.trace_view import print_trace
 from keep_sdk.cli.views import print_events, print_ledger, print_runs, render_status
@@ -36,16 +36,69 @@ __all__ = ["events_command", "ledger_command", "runs_command", "status_command"]
     show_default=True,
     help="Inputs and outputs listed per workflow.",
 )
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Only say whether work is stalled: exit 1 when work waits and nothing progressed "
+    "for --stalled-after seconds.",
+)
+@click.option(
+    "--stalled-after",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="With --check: seconds without progress after which waiting work counts as stalled.",
+)
 @json_option
 @reports_errors
-def status_command(store_url: str | None, workflow: str | None, limit: int, as_json: bool) -> None:
-    """What came in, what went out, and what waits for you (and why)."""
+def status_command(
+    store_url: str | None,
+    workflow: str | None,
+    limit: int,
+    check: bool,
+    stalled_after: float,
+    as_json: bool,
+) -> None:
+    """What came in, what went out, and what waits for you (and why).
+
+    With --check, one line (or JSON) instead: exit 1 when events wait on a subscribed
+    topic or work is due, and neither a run changed nor the oldest of that work arrived
+    within --stalled-after seconds (no worker is making progress); exit 0 otherwise.
+    """
+    if check:
+        _check(store_url, stalled_after, as_json)
+        return
     with opened(store_url, read_only=True) as inst:
         report: StatusReport = inst.status(workflow=workflow, limit=limit)
     if as_json:
         print_json(StatusOutput.of(report))
     else:
         render_status(report, console())
+
+
+def _check(store_url: str | None, stalled_after: float, as_json: bool) -> None:
+    import datetime as dt
+    import sys
+
+    from keep_sdk.telemetry import check_stalled
+
+    with opened(store_url, read_only=True) as inst:
+        stall = check_stalled(inst.store, after_s=stalled_after, now=dt.datetime.now(dt.UTC))
+    if as_json:
+        since = stall.since.isoformat() if stall.since is not None else None
+        print_json(
+            {
+                "stalled": stall.stalled,
+                "pending": stall.pending,
+                "due": stall.due,
+                "since": since,
+                "idle_s": stall.idle_s,
+            }
+        )
+    else:
+        click.echo(stall.describe())
+    if stall.stalled:
+        sys.exit(EXIT_PROBLEM)
 
 
 def _listing(

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from keep_sdk.app import DEFAULT_ISOLATION, ISOLATIONS, Installation, read_config
+from keep_sdk.cli.group import CONFIG_META
 from keep_sdk.cli.support import EXIT_USAGE, fail, loaded_plugins
 from keep_sdk.config import KeepConfig
 from keep_sdk.contract.manifest import Manifest
@@ -35,9 +36,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-CONFIG_META = "keep.config_path"
-"""Where the group's ``--config PATH`` is kept in the click context's meta."""
 
 
 def configuration(store_url: str | None) -> KeepConfig:

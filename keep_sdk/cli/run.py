@@ -19,6 +19,7 @@ from rich.text import Text
 
 from keep_sdk.app import load_seed
 from keep_sdk.cli.deploy import deploy_script, validated
+from keep_sdk.cli.observing import observability_options, watching
 from keep_sdk.cli.options import (
     doubles_option,
     isolation_option,
@@ -233,6 +234,7 @@ def _run_live(scheduler: Scheduler, console: Console, *, quiet: bool) -> list[Ac
     help="Longest sleep between looks at the store.",
 )
 @click.option("--until-idle", is_flag=True, help="Stop once nothing is due.")
+@observability_options
 @reports_errors
 def worker_command(
     store_url: str | None,
@@ -242,6 +244,10 @@ def worker_command(
     worker_name: str | None,
     poll: float,
     until_idle: bool,
+    metrics_port: int | None,
+    metrics_host: str,
+    healthy_within: float,
+    otel: bool,
 ) -> None:
     """Run the scheduler as a long-lived worker; start several to share a PostgreSQL store.
 
@@ -250,6 +256,8 @@ def worker_command(
     begins, one when the store answers again. Stops on SIGTERM or Ctrl-C (exit 0),
     releasing its leases, or on a store it can never use: a configuration error, a
     refused login, a missing database or a newer schema (exit 1, one message).
+    With --metrics-port, serves Prometheus /metrics and /healthz; with --otel, exports one
+    OpenTelemetry trace per run.
     """
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -280,18 +288,30 @@ def worker_command(
         )
         if inst is None:
             return
+        watch = stack.enter_context(
+            watching(
+                inst,
+                metrics_port=metrics_port,
+                metrics_host=metrics_host,
+                healthy_within=healthy_within,
+                otel=otel,
+            )
+        )
         scheduler = inst.scheduler(worker=worker_name, lease_ttl_s=lease_ttl)
         stack.callback(scheduler.close)
         click.echo(f"worker {scheduler.worker} on {inst.store_url}", err=True)
 
         def report(activity: Activity) -> None:
+            watch.progressed()
             click.echo(f"{at(activity.at)} {activity.describe()}")
 
         def idle() -> None:
+            watch.progressed()
             if until_idle:
                 stop.set()
 
         def error(exc: Exception) -> None:
+            watch.store_error()
             click.echo(
                 f"error: {type(exc).__name__}: {exc} (the worker carries on; its leases expire "
                 "if this persists)",

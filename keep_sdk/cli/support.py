@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 from pydantic import BaseModel
 
+from keep_sdk.cli.group import keep_version
 from keep_sdk.errors import ActionRefused, KeepError
 
 if TYPE_CHECKING:
@@ -43,16 +44,6 @@ EXIT_PROBLEM = 1
 EXIT_USAGE = 2
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def keep_version() -> str:
-    """The installed distribution's version (``0+unknown`` when it is not installed)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("keep-sdk")
-    except PackageNotFoundError:
-        return "0+unknown"
 
 
 def fail(message: str, *, code: int = EXIT_PROBLEM) -> NoReturn:

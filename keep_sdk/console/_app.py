@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -39,6 +40,26 @@ async def _live(request: Request) -> Response:
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
+
+
+async def _metrics(request: Request) -> Response:
+    """``/metrics``: the store's gauges in the Prometheus text format, for the bearer token
+    (``bearer_token`` in a Prometheus scrape config), like the JSON API."""
+    if not signed_in(request, api=True):
+        return json_error(401, "missing or wrong token: send Authorization: Bearer TOKEN")
+    state = request.app.state
+    if getattr(state, "metrics", None) is None:
+        import importlib.util
+
+        if importlib.util.find_spec("prometheus_client") is None:
+            return json_error(
+                501, "metrics need prometheus_client: pip install 'keep-sdk[metrics]'"
+            )
+        from keep_sdk.telemetry import KeepMetrics
+
+        state.metrics = KeepMetrics(console_of(request).installation.store)
+    body = await run_in_threadpool(state.metrics.render)
+    return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
 
 
 _HEADERS = [
@@ -97,6 +118,7 @@ def create_app(settings: ConsoleSettings, installation: Installation | None = No
         Route("/ledger", PAGES["ledger"]),
         Route("/actions", PAGES["act"], methods=["POST"]),
         Route("/live", _live),
+        Route("/metrics", _metrics),
         Route("/api/openapi.json", API["openapi"]),
         Route("/api/status", API["status"]),
         Route("/api/workflows/{name}/flow", API["flow"]),
