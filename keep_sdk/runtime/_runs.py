@@ -187,9 +187,23 @@ class Runs:
             )
         if old.kind is HandlerKind.PRODUCER:
             return self.run_producer(old.workflow, old.handler)
+        if self._failed_durably(old):
+            return self.driver.drive(self.begin_retry(old, RunPhase.PREPARING))
         if not isinstance(old.mutation_result, MutationApplied | MutationSkipped):
             return self.run_consumer(old.workflow, old.handler)
         return self.driver.drive(self.begin_retry(old, RunPhase.EMITTING))
+
+    def _failed_durably(self, old: RunRecord) -> bool:
+        """Whether `old` ended on a definite failure of its durable operation and so still
+        holds its reservations (a retry releases them and prepares again)."""
+        if old.mutation_result is not None or old.phase is not RunPhase.MUTATING:
+            return False
+        entry = self.driver.store.ledger_entry_for_run(old.id)
+        return (
+            entry is not None
+            and entry.status is LedgerStatus.FAILED
+            and self.driver.invocation(old) is not None
+        )
 
     def begin_retry(self, old: RunRecord, phase: RunPhase) -> RunRecord:
         """Begin a consumer run that continues `old` at `phase` with its inputs (not driven)."""
