@@ -32,7 +32,7 @@ from keep_sdk.cli.support import (
     read_text,
     reports_errors,
 )
-from keep_sdk.cli.text import console, line, styled
+from keep_sdk.cli.text import console, line, shown, styled
 from keep_sdk.cli.views import at, render_status
 from keep_sdk.errors import ConfigurationError
 from keep_sdk.model import RunStatus
@@ -225,7 +225,7 @@ def worker_command(
         click.echo(f"worker {scheduler.worker} on {inst.store_url}", err=True)
 
         def report(activity: Activity) -> None:
-            click.echo(f"{at(activity.at)} {activity.describe()}")
+            click.echo(f"{at(activity.at)} {shown(activity.describe())}")
 
         def idle() -> None:
             if until_idle:

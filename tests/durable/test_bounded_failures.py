@@ -113,7 +113,8 @@ def test_a_failing_durable_operation_is_submitted_once_and_waits_for_a_person(
         for run in runs:
             if run.status is RunStatus.FAILED_LOGIC:
                 told = [e.escalation for e in world.escalations if e.escalation.run_id == run.id]
-                assert told and "failed: exit 1" in told[0].reason
+                assert told
+                assert "failed: exit 1" in told[0].reason
                 assert told[0].actions == ["retry"]
     finally:
         world.store.close()
