@@ -9,6 +9,7 @@ instead, when the run or event is not in a state the action applies to.
 from __future__ import annotations
 
 import difflib
+import json
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,7 @@ from keep_sdk.model import (
     RunRecord,
     RunStatus,
 )
-from keep_sdk.runtime.durable_actions import DurableActions
+from keep_sdk.runtime.durable_actions import CANCELLED_BY, SKIPPED_BY, DurableActions
 from keep_sdk.sandbox.codec import BoundaryError, check
 from keep_sdk.sandbox.engine import PUBLISH_RESERVE
 from keep_sdk.stores import Publication, PublishResult, Resolution, WorkflowRecord
@@ -73,20 +74,32 @@ def resolve_choices(
 
 
 def ledger_decision(entry: LedgerEntry) -> str | None:
-    """What a person decided about an escalated mutation, in words; None when nobody did.
+    """What a person decided about a mutation, in words; None when nobody did.
 
-    A resolution leaves its trace in ``resolved_by`` and the status it set:
-    ``applied`` (it happened), ``failed`` (it did not happen, made again by a
-    retry run) or ``indeterminate`` (skipped: ``next`` saw ``{status: "skipped"}``).
+    A decision leaves its trace in ``resolved_by``, the status it set, the result
+    and the detail recorded with it: ``applied`` (it happened, with the result
+    recorded: confirmed, reconciled or supplied by hand), ``failed`` (a durable
+    wait cancelled or skipped: ``next`` saw ``{status: "skipped"}``; or it did not
+    happen and a retry run makes it again) or ``indeterminate`` (skipped).
     """
     if entry.resolved_by is None:
         return None
     who = entry.resolved_by
     if entry.status is LedgerStatus.APPLIED:
-        return f"happened (confirmed on {who}'s request)"
+        return f"happened, with result {_compact(entry.result)} (recorded by {who})"
     if entry.status is LedgerStatus.FAILED:
+        detail = entry.error or ""
+        if detail.startswith(CANCELLED_BY):
+            return f'{detail}; next saw {{status: "skipped"}} and nothing makes it again'
+        if detail.startswith(SKIPPED_BY):
+            return f'skipped by {who}; next saw {{status: "skipped"}} and nothing makes it again'
         return f"{who} said it did not happen; a retry run makes it again"
     return f"skipped by {who}; it may or may not have happened"
+
+
+def _compact(result: object, limit: int = 200) -> str:
+    text = json.dumps(result, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class PersonActions(DurableActions):
