@@ -9,7 +9,6 @@ holds the workflow, the worker delivers it instead.
 from __future__ import annotations
 
 import datetime as dt
-
 from pathlib import Path
 
 import click
