@@ -14,6 +14,8 @@ from keep_sdk.console._actions import Actions
 from keep_sdk.console._security import Guard
 from keep_sdk.console._settings import ConsoleSettings
 from keep_sdk.contract.text import visible
+from keep_sdk.model import RunRecord
+from keep_sdk.runtime import run_resolution
 
 __all__ = ["STATIC", "Console"]
 
@@ -28,6 +30,7 @@ def _templates() -> Jinja2Templates:
     )
     env.filters["json"] = _pretty
     env.filters["visible"] = visible
+    env.filters["run_status"] = _run_status
     return Jinja2Templates(env=env)
 
 
@@ -37,6 +40,12 @@ def _shown(value: object) -> object:
     if isinstance(value, str) and not isinstance(value, Markup):
         return visible(value)
     return value
+
+
+def _run_status(run: RunRecord) -> str:
+    """The status a person reads for `run`: ``resolved`` for one a person's decision
+    settled (stored ``failed:internal``), its stored status otherwise."""
+    return "resolved" if run_resolution(run) is not None else run.status.value
 
 
 def _pretty(value: object) -> str:
