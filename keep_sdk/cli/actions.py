@@ -7,12 +7,14 @@ the workflow's lease meanwhile (`Installation.holding`).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from pydantic import JsonValue
 
 from keep_sdk.cli.options import (
     doubles_option,
@@ -22,7 +24,13 @@ from keep_sdk.cli.options import (
     store_option,
 )
 from keep_sdk.cli.outputs import WorkflowOutput
-from keep_sdk.cli.support import actor, check_permissions, print_json, reports_errors
+from keep_sdk.cli.support import (
+    actor,
+    check_permissions,
+    print_json,
+    read_text,
+    reports_errors,
+)
 from keep_sdk.model import RunStatus
 from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S
 
@@ -85,6 +93,17 @@ def skip_command(store_url: str | None, event_id: str, reason: str | None, as_js
     is_flag=True,
     help="Give up on the change: next runs with {status: 'skipped'}.",
 )
+@click.option(
+    "--happened",
+    is_flag=True,
+    help="The change happened: next runs with {status: 'applied', result} (needs --result).",
+)
+@click.option(
+    "--result",
+    "result_text",
+    default=None,
+    help="With --happened: what the service returned, as JSON or @FILE.",
+)
 @store_option
 @doubles_option
 @isolation_option
@@ -96,6 +115,8 @@ def resolve_command(
     retry: bool,
     didnt_happen: bool,
     skip: bool,
+    happened: bool,
+    result_text: str | None,
     store_url: str | None,
     doubles: Path | None,
     isolation: str,
@@ -104,26 +125,39 @@ def resolve_command(
 ) -> None:
     """Decide about a run that waits for a person (ids: `keep status` or `keep runs`).
 
-    Exactly one of --retry, --didnt-happen and --skip; giving two is refused
-    (exit 2) before anything is read or written.
+    Exactly one of --retry, --happened (with --result JSON), --didnt-happen and --skip;
+    giving two is refused (exit 2) before anything is read or written.
     """
     chosen = [
         name
-        for name, given in (("retry", retry), ("didnt-happen", didnt_happen), ("skip", skip))
+        for name, given in (
+            ("retry", retry),
+            ("happened", happened),
+            ("didnt-happen", didnt_happen),
+            ("skip", skip),
+        )
         if given
     ]
+    choices = "--retry, --happened --result JSON, --didnt-happen or --skip"
     if len(chosen) != 1:
         given = " and ".join(f"--{c}" for c in chosen)
         raise click.UsageError(
-            f"{given} exclude each other; choose one of --retry, --didnt-happen or --skip"
+            f"{given} exclude each other; choose one of {choices}"
             if chosen
-            else "choose one of --retry, --didnt-happen or --skip"
+            else f"choose one of {choices}"
+        )
+    if happened != (result_text is not None):
+        raise click.UsageError(
+            "--happened needs --result JSON (what the service returned; null for nothing)"
+            if happened
+            else "--result goes with --happened"
         )
     [choice] = chosen
+    result = _result_json(result_text) if result_text is not None else None
     with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
         run = inst.store.get_run(run_id)
         with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
-            ended = inst.actions.resolve(run.id, choice, actor=actor())
+            ended = inst.actions.resolve(run.id, choice, actor=actor(), result=result)
     if as_json:
         print_json(ended)
     else:
@@ -208,3 +242,19 @@ def revoke_command(workflow: str, permission: str, store_url: str | None, as_jso
     else:
         kept = ", ".join(record.grants) or "nothing"
         click.echo(f"revoked {permission} from {workflow}; it keeps: {kept}")
+
+
+def _result_json(text: str) -> JsonValue:
+    """`--result`: JSON text, or ``@FILE`` holding it."""
+    if text.startswith("@"):
+        source, where = read_text(Path(text[1:])), text[1:]
+    else:
+        source, where = text, "--result"
+    try:
+        value: JsonValue = json.loads(source)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(
+            f"{where} is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
+            param_hint="--result",
+        ) from None
+    return value

@@ -8,6 +8,7 @@ holds the workflow, the worker delivers it instead.
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import click
@@ -145,7 +146,18 @@ def cancel_command(
 
 @click.command("wait")
 @click.argument("run_id")
-@click.option("--extend", "extend_by", default=None, help="Wait this much longer (ISO 8601, P7D).")
+@click.option(
+    "--extend",
+    "extend_by",
+    default=None,
+    help="Add this to the current deadline (ISO 8601 duration, P7D).",
+)
+@click.option(
+    "--until",
+    "until_text",
+    default=None,
+    help="Set the deadline to this time (ISO 8601 with a UTC offset, 2026-12-01T09:00:00Z).",
+)
 @click.option("--start-again", is_flag=True, help="Start the external work once more and wait.")
 @click.option("--supply", default=None, help="Give the result by hand: JSON or @FILE.")
 @click.option("--skip", is_flag=True, help="Stop waiting: next runs with {status: 'skipped'}.")
@@ -158,6 +170,7 @@ def cancel_command(
 def wait_command(
     run_id: str,
     extend_by: str | None,
+    until_text: str | None,
     start_again: bool,
     supply: str | None,
     skip: bool,
@@ -169,12 +182,15 @@ def wait_command(
 ) -> None:
     """Decide about a run that waits for a durable operation (one that timed out, say).
 
-    Exactly one of --extend, --start-again, --supply and --skip (exit 2 otherwise).
+    Exactly one of --extend, --until, --start-again, --supply and --skip (exit 2
+    otherwise). --extend adds to the current deadline (or to now, when it has passed);
+    --until sets it.
     """
     chosen = [
         name
         for name, given in (
             ("extend", extend_by is not None),
+            ("until", until_text is not None),
             ("start-again", start_again),
             ("supply", supply is not None),
             ("skip", skip),
@@ -182,13 +198,16 @@ def wait_command(
         if given
     ]
     if len(chosen) != 1:
-        raise click.UsageError("choose exactly one of --extend, --start-again, --supply, --skip")
+        raise click.UsageError(
+            "choose exactly one of --extend, --until, --start-again, --supply, --skip"
+        )
     delta = None
     if extend_by is not None:
         try:
             delta = parse_duration(extend_by)
         except InvalidArguments as exc:
             raise click.BadParameter(str(exc), param_hint="--extend") from None
+    until = _deadline(until_text) if until_text is not None else None
     with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
         supplied = (
             _result(*_result_text(supply), inst.runtime.policy) if supply is not None else None
@@ -197,7 +216,9 @@ def wait_command(
         actions, who = inst.actions, actor()
         with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
             if delta is not None:
-                ended = actions.extend(run.id, until=inst.runtime.now() + delta, actor=who)
+                ended = actions.extend_by(run.id, by=delta, actor=who)
+            elif until is not None:
+                ended = actions.extend(run.id, until=until, actor=who)
             elif start_again:
                 ended = actions.start_again(run.id, actor=who)
             elif supply is not None:
@@ -208,3 +229,20 @@ def wait_command(
         print_json(ended)
     else:
         click.echo(_ended(ended))
+
+
+def _deadline(text: str) -> dt.datetime:
+    """`--until`: an ISO 8601 time with its UTC offset (``Z`` or ``+01:00``)."""
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise click.BadParameter(
+            f"{text!r} is not an ISO 8601 time; write it like 2026-12-01T09:00:00Z",
+            param_hint="--until",
+        ) from None
+    if when.tzinfo is None:
+        raise click.BadParameter(
+            f"{text!r} has no UTC offset; add Z or +HH:MM (2026-12-01T09:00:00Z)",
+            param_hint="--until",
+        )
+    return when.astimezone(dt.UTC)

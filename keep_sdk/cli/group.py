@@ -153,5 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="keep", standalone_mode=True)
     except KeepError as exc:
-        click.echo(f"error: {exc}", err=True)
+        from keep_sdk.cli.text import shown
+
+        click.echo(f"error: {shown(exc)}", err=True)
         sys.exit(1)

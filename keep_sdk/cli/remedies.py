@@ -34,7 +34,8 @@ def command(remedy: Remedy, *, store_url: str) -> str:
             return f"keep grant {workflow} {shlex.quote(remedy.permission or '')}{suffix}"
         case RemedyKind.RESOLVE:
             choice = remedy.choice.value if remedy.choice else ""
-            return f"keep resolve {_run(remedy)} --{choice}{suffix}"
+            result = " --result JSON" if choice == "happened" else ""
+            return f"keep resolve {_run(remedy)} --{choice}{result}{suffix}"
         case RemedyKind.EXTEND:
             return f"keep wait {_run(remedy)} --extend P7D{suffix}"
         case RemedyKind.START_AGAIN:

@@ -37,7 +37,7 @@ from keep_sdk.cli.support import (
     read_text,
     reports_errors,
 )
-from keep_sdk.cli.text import console, line, styled
+from keep_sdk.cli.text import console, line, shown, styled
 from keep_sdk.cli.views import at, render_status
 from keep_sdk.errors import ConfigurationError, StoreUnavailable
 from keep_sdk.model import RunStatus
@@ -303,7 +303,7 @@ def worker_command(
 
         def report(activity: Activity) -> None:
             watch.progressed()
-            click.echo(f"{at(activity.at)} {activity.describe()}")
+            click.echo(f"{at(activity.at)} {shown(activity.describe())}")
 
         def idle() -> None:
             watch.progressed()

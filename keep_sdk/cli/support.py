@@ -47,8 +47,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def fail(message: str, *, code: int = EXIT_PROBLEM) -> NoReturn:
-    """Print `message` as an error on stderr and exit with `code`."""
-    click.echo(f"error: {message}", err=True)
+    """Print `message` as an error on stderr (controls shown as escapes) and exit with
+    `code`."""
+    from keep_sdk.cli.text import shown
+
+    click.echo(f"error: {shown(message)}", err=True)
     raise SystemExit(code)
 
 
@@ -77,7 +80,9 @@ def loaded_plugins() -> KeepPlugins:
         logging.getLogger("keep_sdk.plugins").addHandler(logging.NullHandler())
         plugins = default_plugins()
         for error in plugins.load_errors:
-            click.echo(f"warning: {error}", err=True)
+            from keep_sdk.cli.text import shown
+
+            click.echo(f"warning: {shown(error)}", err=True)
         _loaded.append(plugins)
     return _loaded[0]
 

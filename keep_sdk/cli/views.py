@@ -23,7 +23,7 @@ from rich.text import Text
 from keep_sdk.cli.remedies import command
 from keep_sdk.cli.text import line, styled
 from keep_sdk.model import Event, LedgerEntry, RunRecord
-from keep_sdk.runtime import ledger_decision
+from keep_sdk.runtime import ledger_decision, run_resolution
 from keep_sdk.status import StatusReport, WorkflowStatus
 
 __all__ = ["at", "print_events", "print_ledger", "print_runs", "render_status"]
@@ -148,7 +148,7 @@ def print_runs(runs: list[RunRecord], console: Console) -> None:
     for r in runs:
         replaced = retried.get(r.id)
         status = _status_text(r.status.value)
-        if replaced and r.error and r.error.startswith("resolved by "):
+        if replaced and run_resolution(r) is not None:
             status = _status_text("resolved")
         _out(console, line(styled(r.id, "bold"), "  ", status))
         _out(

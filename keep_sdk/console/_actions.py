@@ -7,6 +7,7 @@ Each action is audited under the console's actor. Actions that continue runs
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from typing import Literal, TypeVar
@@ -14,6 +15,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from keep_sdk.app import Installation
+from keep_sdk.errors import InvalidArguments
 from keep_sdk.model import RunRecord
 from keep_sdk.runtime import NotifyReceipt, ResolveChoice
 
@@ -34,10 +36,18 @@ class ActionRequest(BaseModel):
     event: str | None = Field(default=None, min_length=1, max_length=64)
     choice: ResolveChoice | None = None
     reason: str | None = Field(default=None, max_length=1000)
+    result: str | None = Field(
+        default=None,
+        max_length=1_048_576,
+        description="With choice happened: what the service returned, as JSON text.",
+    )
 
     @model_validator(mode="after")
     def _complete(self) -> ActionRequest:
-        missing = [name for name in _NEEDS[self.action] if getattr(self, name) is None]
+        needs = _NEEDS[self.action]
+        if self.choice is ResolveChoice.HAPPENED:
+            needs = (*needs, "result")
+        missing = [name for name in needs if getattr(self, name) is None]
         if missing:
             raise ValueError(f"the {self.action} action needs: {', '.join(missing)}")
         return self
@@ -123,9 +133,26 @@ class Actions:
                 runs=[ended],
             )
         with inst.holding(run.workflow, worker=self._worker, wait_s=self.wait_s):
-            ended = acts.resolve(run.id, _need(request.choice), actor=who)
+            ended = acts.resolve(
+                run.id, _need(request.choice), actor=who, result=_result(request.result)
+            )
         return ActionResult(
             message=f"run {ended.id} ({ended.handler}) is {ended.status.value} "
             f"at {ended.phase.value}",
             runs=[ended],
         )
+
+
+def _result(text: str | None) -> JsonValue:
+    """The ``result`` field as JSON; `InvalidArguments` saying where it is not."""
+    if text is None:
+        return None
+    try:
+        value: JsonValue = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidArguments(
+            f"the result is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+            'give what the service returned, such as {"id": "42"}, or null',
+            problems=[exc.msg],
+        ) from None
+    return value

@@ -8,8 +8,9 @@ each list, so its cost does not grow with a workflow's history.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
-from keep_sdk.console._views import View, pager
+from keep_sdk.console._views import View, pager, run_actions
 from keep_sdk.model import LedgerEntry, LedgerStatus, RunRecord, RunStatus, UtcDatetime
 from keep_sdk.stores import Store, SupportsDurable
 
@@ -26,6 +27,11 @@ class WaitingItem(View):
     needs_person: bool
     run_id: str
     status: RunStatus
+    workflow: str
+    waiting_permission: str | None = None
+    actions: list[str] = []
+    """What a person may do about it right here (`run_actions`: grant, retry, happened,
+    didnt-happen, skip, cancel), rendered as the same buttons as on the run's page."""
 
 
 class WorkflowSummary(View):
@@ -103,7 +109,16 @@ def _superseded(failed: RunRecord, newer: list[RunRecord]) -> bool:
     return any(r.retry_of == failed.id or r.handler == failed.handler for r in newer)
 
 
-def overview(store: Store, *, now: dt.datetime) -> Overview:
+def _never(connector: str, operation: str) -> bool:
+    return False
+
+
+def overview(
+    store: Store,
+    *,
+    now: dt.datetime,
+    reconcilable: Callable[[str, str], bool] = _never,
+) -> Overview:
     """Every workflow with what waits (the newest waiting runs of each kind; a failed run a
     later run of its handler superseded is left out, as in ``keep status``) and when it last
     did anything."""
@@ -121,16 +136,25 @@ def overview(store: Store, *, now: dt.datetime) -> Overview:
         entries = {e.run_id: e for e in p.ledger_for_runs([r.id for r in blocked])}
         waiting = []
         for run in blocked:
-            why, needs_person = _why(run, entries.get(run.id))
+            entry = entries.get(run.id)
+            why, needs_person = _why(run, entry)
             if run.status is RunStatus.PAUSED_WAITING and isinstance(store, SupportsDurable):
                 why = _parked(store, run) or why
             waiting.append(
                 WaitingItem(
-                    subject=_subject(run, entries.get(run.id)),
+                    subject=_subject(run, entry),
                     why=why,
                     needs_person=needs_person,
                     run_id=run.id,
                     status=run.status,
+                    workflow=run.workflow,
+                    waiting_permission=run.waiting_permission,
+                    actions=run_actions(
+                        run,
+                        entry,
+                        reconcilable=entry is not None
+                        and reconcilable(entry.connector, entry.operation),
+                    ),
                 )
             )
         newest = [

@@ -100,7 +100,9 @@ async def login(request: Request) -> Response:
 async def workflows(request: Request) -> Response:
     inst = console_of(request).installation
     return await _page(
-        request, "workflows.html", lambda: overview(inst.store, now=inst.runtime.now())
+        request,
+        "workflows.html",
+        lambda: overview(inst.store, now=inst.runtime.now(), reconcilable=inst.reconcilable),
     )
 
 

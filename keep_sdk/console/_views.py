@@ -24,7 +24,7 @@ from keep_sdk.model import (
     RunRecord,
     RunStatus,
 )
-from keep_sdk.runtime import ledger_decision, resolve_choices
+from keep_sdk.runtime import ledger_decision, resolve_choices, run_resolution
 from keep_sdk.stores import Store, SupportsPages
 
 __all__ = [
@@ -124,12 +124,15 @@ class RunView(View):
     """One run: its record, phase timeline, mutation, events it published, allowed actions."""
 
     run: RunRecord
+    resolution: str | None = Field(
+        default=None, description="What a person decided that ended the run, if anything."
+    )
     timeline: list[PhaseStep]
     mutation: MutationView | None = None
     reserved: list[Event] = Field(default_factory=list)
     published: list[Event] = Field(default_factory=list)
     actions: list[str] = Field(
-        description="What a person may do now: grant, retry, didnt-happen, skip."
+        description="What a person may do now: grant, retry, happened, didnt-happen, skip."
     )
 
 
@@ -358,6 +361,7 @@ def run_view(store: Store, run_id: str, *, reconcilable: Callable[[str, str], bo
             reserved += store.events_by_ids(run.workflow, reservation.topic, reservation.ids)
     return RunView(
         run=run,
+        resolution=run_resolution(run),
         timeline=_timeline(run),
         mutation=_mutation(entry),
         reserved=reserved,

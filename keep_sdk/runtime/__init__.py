@@ -1,6 +1,12 @@
 """The runtime: one producer or consumer run through the sandbox, the store and connectors."""
 
-from keep_sdk.runtime.actions import PersonActions, ResolveChoice, ledger_decision, resolve_choices
+from keep_sdk.runtime.actions import (
+    PersonActions,
+    ResolveChoice,
+    ledger_decision,
+    resolve_choices,
+    run_resolution,
+)
 from keep_sdk.runtime.durable import NotifyReceipt
 from keep_sdk.runtime.engine import CheckedScript, Runtime
 from keep_sdk.runtime.failures import Route, classify, route
@@ -20,5 +26,6 @@ __all__ = [
     "next_run_at",
     "resolve_choices",
     "route",
+    "run_resolution",
     "script_event",
 ]

@@ -56,7 +56,7 @@ from keep_sdk.model import (
 )
 from keep_sdk.runtime._deployer import Deployer, LoadedVersion
 from keep_sdk.runtime.checks import check_prepare_result, check_size
-from keep_sdk.runtime.durable import DurableDesk, logged_bytes
+from keep_sdk.runtime.durable import DurableDesk, durable_failure_escalation, logged_bytes
 from keep_sdk.runtime.failures import classify, route
 from keep_sdk.runtime.frozen import check_frozen, durable_semantics
 from keep_sdk.runtime.host import PhaseHost
@@ -600,9 +600,16 @@ class Driver:
                 self.logs.setdefault(run.id, []).append(
                     f"{TRANSIENT_MARK}{attempt}: {exc}; resuming at {resume_at.isoformat()}"
                 )
+        durable_failed = (
+            entry is not None
+            and entry.status is LedgerStatus.FAILED
+            and self.invocation(run) is not None
+        )
         may_have_happened = (
-            entry is not None and entry.status is not LedgerStatus.FAILED
-        ) or isinstance(run.mutation_result, MutationApplied | MutationSkipped)
+            (entry is not None and entry.status is not LedgerStatus.FAILED)
+            or isinstance(run.mutation_result, MutationApplied | MutationSkipped)
+            or durable_failed
+        )
         decision = route(kind, mutation_may_have_happened=may_have_happened)
         failed = self.pause(
             run,
@@ -613,6 +620,8 @@ class Driver:
             release_reservations=decision.release_reservations and run.kind is HandlerKind.CONSUMER,
             permission=exc.permission if isinstance(exc, PermissionDenied) else None,
         )
+        if durable_failed and entry is not None:
+            self.observer.escalated(durable_failure_escalation(failed, entry, error, self.now()))
         if decision.escalate and isinstance(exc, PermissionDenied):
             self.observer.escalated(
                 Escalation(

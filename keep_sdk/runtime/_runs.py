@@ -20,6 +20,7 @@ from keep_sdk.model import (
     LedgerStatus,
     MutationApplied,
     MutationSkipped,
+    ReconcileStatus,
     RunPhase,
     RunRecord,
     RunStatus,
@@ -187,9 +188,73 @@ class Runs:
             )
         if old.kind is HandlerKind.PRODUCER:
             return self.run_producer(old.workflow, old.handler)
+        orphan = self._orphaned_mutation(old)
+        if orphan is not None:
+            return self._recover_orphan(old, orphan)
+        if self._failed_durably(old):
+            return self.driver.drive(self.begin_retry(old, RunPhase.PREPARING))
         if not isinstance(old.mutation_result, MutationApplied | MutationSkipped):
             return self.run_consumer(old.workflow, old.handler)
         return self.driver.drive(self.begin_retry(old, RunPhase.EMITTING))
+
+    def _orphaned_mutation(self, old: RunRecord) -> LedgerEntry | None:
+        """The unsettled mutation of a run that ended without its outcome (it reached
+        ``emitting`` with its entry still ``in_flight`` or ``needs_reconcile``, say): its
+        events stay reserved, so a fresh run could never take them. None otherwise."""
+        if old.mutation_result is not None:
+            return None
+        entry = self.driver.store.ledger_entry_for_run(old.id)
+        if entry is None or entry.status not in (
+            LedgerStatus.IN_FLIGHT,
+            LedgerStatus.NEEDS_RECONCILE,
+        ):
+            return None
+        if self.driver.invocation(old) is not None:
+            return None
+        return entry
+
+    def _recover_orphan(self, old: RunRecord, entry: LedgerEntry) -> RunRecord:
+        """Find out whether an orphaned mutation happened and continue its run from there:
+        applied, a retry run goes on from ``emitting`` with the result; not applied, a
+        retry run makes it again (same inputs, same reservations, same key). When nobody
+        can tell, the entry becomes ``indeterminate`` and the retry is refused with why."""
+        store, connectors = self.driver.store, self.driver.connectors
+        what = f"ctx.{entry.connector}.{entry.operation}"
+        if connectors.operation(entry.connector, entry.operation).reconcilable:
+            outcome = connectors.reconcile(
+                entry.connector, entry.operation, entry.params, entry.idempotency_key
+            )
+            if outcome.status is ReconcileStatus.APPLIED:
+                store.record_mutation_applied(entry.id, outcome.result)
+                return self.driver.drive(self.begin_retry(store.get_run(old.id), RunPhase.EMITTING))
+            if outcome.status is ReconcileStatus.FAILED:
+                store.record_mutation_failed(
+                    entry.id, error=outcome.detail or f"{what} did not happen"
+                )
+                return self.driver.drive(self.begin_retry(old, RunPhase.MUTATING))
+            said = outcome.detail or "the service could not say"
+        else:
+            said = f"{what} cannot be reconciled"
+        store.record_mutation_indeterminate(
+            entry.id, error=f"run {old.id} ended before its mutation settled; {said}"
+        )
+        raise ActionRefused(
+            f"run {old.id} ended before {what} settled and nobody can tell whether it "
+            f"happened ({said}); its ledger entry {entry.id} is now indeterminate: check the "
+            "service, then retry again once it can answer"
+        )
+
+    def _failed_durably(self, old: RunRecord) -> bool:
+        """Whether `old` ended on a definite failure of its durable operation and so still
+        holds its reservations (a retry releases them and prepares again)."""
+        if old.mutation_result is not None or old.phase is not RunPhase.MUTATING:
+            return False
+        entry = self.driver.store.ledger_entry_for_run(old.id)
+        return (
+            entry is not None
+            and entry.status is LedgerStatus.FAILED
+            and self.driver.invocation(old) is not None
+        )
 
     def begin_retry(self, old: RunRecord, phase: RunPhase) -> RunRecord:
         """Begin a consumer run that continues `old` at `phase` with its inputs (not driven)."""

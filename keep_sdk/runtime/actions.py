@@ -9,8 +9,11 @@ instead, when the run or event is not in a state the action applies to.
 from __future__ import annotations
 
 import difflib
+import json
 from enum import StrEnum
 from typing import TYPE_CHECKING
+
+from pydantic import JsonValue
 
 from keep_sdk.contract.workflow import WorkflowManifest
 from keep_sdk.errors import ActionRefused, InvalidArguments, LogicError, NotFound
@@ -25,7 +28,7 @@ from keep_sdk.model import (
     RunRecord,
     RunStatus,
 )
-from keep_sdk.runtime.durable_actions import DurableActions
+from keep_sdk.runtime.durable_actions import CANCELLED_BY, SKIPPED_BY, DurableActions
 from keep_sdk.sandbox.codec import BoundaryError, check
 from keep_sdk.sandbox.engine import PUBLISH_RESERVE
 from keep_sdk.stores import Publication, PublishResult, Resolution, WorkflowRecord
@@ -33,7 +36,17 @@ from keep_sdk.stores import Publication, PublishResult, Resolution, WorkflowReco
 if TYPE_CHECKING:
     from keep_sdk.runtime.engine import Runtime
 
-__all__ = ["PersonActions", "ResolveChoice", "ledger_decision", "resolve_choices"]
+__all__ = [
+    "RESOLVED_BY",
+    "PersonActions",
+    "ResolveChoice",
+    "ledger_decision",
+    "resolve_choices",
+    "run_resolution",
+]
+
+RESOLVED_BY = "resolved by "
+"""How the error of a run a person's decision ended begins (`run_resolution`)."""
 
 _ESCALATED = (LedgerStatus.INDETERMINATE, LedgerStatus.NEEDS_RECONCILE)
 _RETRYABLE = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL, RunStatus.CRASHED)
@@ -49,6 +62,18 @@ class ResolveChoice(StrEnum):
     """The escalated mutation did not happen: a retry run makes it again."""
     SKIP = "skip"
     """Give up on the escalated mutation: ``next`` sees ``{status: "skipped"}``."""
+    HAPPENED = "happened"
+    """The escalated mutation happened, with the result the person gives: ``next`` sees it
+    applied with that result (`PersonActions.happened`)."""
+
+
+def run_resolution(run: RunRecord) -> str | None:
+    """What a person decided that ended `run` (``didnt-happen``: a retry run makes the
+    change again), in words; None for a run no decision ended. Such a run is stored
+    ``failed:internal`` but is settled: it shows its resolution, never a retry."""
+    if run.status is RunStatus.FAILED_INTERNAL and (run.error or "").startswith(RESOLVED_BY):
+        return run.error
+    return None
 
 
 def resolve_choices(
@@ -58,35 +83,54 @@ def resolve_choices(
     others), given its ledger `entry` and whether that operation can reconcile.
 
     A failed or crashed run: ``retry``. A run paused on an escalated mutation: ``retry``
-    (only when `reconcilable`), ``didnt-happen`` and ``skip``; on a mutation already
+    (only when `reconcilable`), ``happened``, ``didnt-happen`` and ``skip``; on a mutation already
     known not to have happened: ``didnt-happen``. Any other run: none.
     """
+    if run_resolution(run) is not None:
+        return []
     if run.status in _RETRYABLE:
         return [ResolveChoice.RETRY]
     if run.status is RunStatus.PAUSED_RECONCILIATION and entry is not None:
         if entry.status in _ESCALATED:
             asks = [ResolveChoice.RETRY] if reconcilable else []
-            return [*asks, ResolveChoice.DIDNT_HAPPEN, ResolveChoice.SKIP]
+            return [
+                *asks,
+                ResolveChoice.HAPPENED,
+                ResolveChoice.DIDNT_HAPPEN,
+                ResolveChoice.SKIP,
+            ]
         if entry.status is LedgerStatus.FAILED:
             return [ResolveChoice.DIDNT_HAPPEN]
     return []
 
 
 def ledger_decision(entry: LedgerEntry) -> str | None:
-    """What a person decided about an escalated mutation, in words; None when nobody did.
+    """What a person decided about a mutation, in words; None when nobody did.
 
-    A resolution leaves its trace in ``resolved_by`` and the status it set:
-    ``applied`` (it happened), ``failed`` (it did not happen, made again by a
-    retry run) or ``indeterminate`` (skipped: ``next`` saw ``{status: "skipped"}``).
+    A decision leaves its trace in ``resolved_by``, the status it set, the result
+    and the detail recorded with it: ``applied`` (it happened, with the result
+    recorded: confirmed, reconciled or supplied by hand), ``failed`` (a durable
+    wait cancelled or skipped: ``next`` saw ``{status: "skipped"}``; or it did not
+    happen and a retry run makes it again) or ``indeterminate`` (skipped).
     """
     if entry.resolved_by is None:
         return None
     who = entry.resolved_by
     if entry.status is LedgerStatus.APPLIED:
-        return f"happened (confirmed on {who}'s request)"
+        return f"happened, with result {_compact(entry.result)} (recorded by {who})"
     if entry.status is LedgerStatus.FAILED:
+        detail = entry.error or ""
+        if detail.startswith(CANCELLED_BY):
+            return f'{detail}; next saw {{status: "skipped"}} and nothing makes it again'
+        if detail.startswith(SKIPPED_BY):
+            return f'skipped by {who}; next saw {{status: "skipped"}} and nothing makes it again'
         return f"{who} said it did not happen; a retry run makes it again"
     return f"skipped by {who}; it may or may not have happened"
+
+
+def _compact(result: object, limit: int = 200) -> str:
+    text = json.dumps(result, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class PersonActions(DurableActions):
@@ -100,12 +144,20 @@ class PersonActions(DurableActions):
         """Never deliver a pending event."""
         return self.store.skip_event(event_id, actor=actor, reason=reason)
 
-    def resolve(self, run_id: str, choice: ResolveChoice | str, *, actor: str) -> RunRecord:
+    def resolve(
+        self,
+        run_id: str,
+        choice: ResolveChoice | str,
+        *,
+        actor: str,
+        result: JsonValue = None,
+    ) -> RunRecord:
         """Do what the person chose for the run: ``retry`` is `retry` for a failed or
-        crashed run and `try_again` for any other; ``didnt-happen`` is `didnt_happen`;
-        ``skip`` is `skip`. Each refuses, as it does when called directly, a run its
-        choice does not apply to; a choice that is none of these is `ActionRefused`
-        naming the valid ones, with nothing read or written. Returns the run as it ended.
+        crashed run and `try_again` for any other; ``happened`` is `happened` with
+        `result`; ``didnt-happen`` is `didnt_happen`; ``skip`` is `skip`. Each refuses,
+        as it does when called directly, a run its choice does not apply to; a choice
+        that is none of these is `ActionRefused` naming the valid ones, with nothing
+        read or written. Returns the run as it ended.
         """
         try:
             chosen = ResolveChoice(choice)
@@ -114,6 +166,8 @@ class PersonActions(DurableActions):
             raise ActionRefused(
                 f"{choice!r} is not a way to resolve a run; choose one of: {valid}"
             ) from None
+        if chosen is ResolveChoice.HAPPENED:
+            return self.happened(run_id, result, actor=actor)
         if chosen is ResolveChoice.DIDNT_HAPPEN:
             return self.didnt_happen(run_id, actor=actor)
         if chosen is ResolveChoice.SKIP:
@@ -159,6 +213,34 @@ class PersonActions(DurableActions):
             return self.didnt_happen(run.id, actor=actor)
         return run
 
+    def happened(self, run_id: str, result: JsonValue, *, actor: str) -> RunRecord:
+        """Record that the escalated mutation happened, with `result` (what the service
+        returned, as the person read it there): ``next`` sees ``{status: "applied",
+        result}`` and the run commits. `result` must cross into the run as any value does
+        (`InvalidArguments` naming the problem, nothing written, otherwise)."""
+        run, entry = self._escalated(run_id)
+        limits = self.runtime.policy_for(run.workflow).sandbox
+        try:
+            check(
+                result,
+                root="result",
+                max_bytes=limits.max_value_bytes,
+                max_depth=limits.max_value_depth,
+            )
+        except BoundaryError as exc:
+            raise InvalidArguments(
+                f"the result cannot enter the run, so nothing was recorded: {exc.message}",
+                problems=[exc.message],
+            ) from None
+        self.store.resolve_mutation(
+            entry.id,
+            Resolution.HAPPENED,
+            actor=actor,
+            detail=f"{actor} said it happened and gave its result",
+            result=result,
+        )
+        return self.runtime.resume(run.id)
+
     def didnt_happen(self, run_id: str, *, actor: str) -> RunRecord:
         """Record that the mutation did not happen; a retry run re-runs mutate.
 
@@ -173,7 +255,7 @@ class PersonActions(DurableActions):
         self.store.set_run_status(
             run.id,
             RunStatus.FAILED_INTERNAL,
-            error=f"resolved by {actor}: the change did not happen; run {retry.id} makes it again",
+            error=f"{RESOLVED_BY}{actor}: the change did not happen; run {retry.id} makes it again",
         )
         return self.runtime.drive(retry)
 
@@ -193,6 +275,9 @@ class PersonActions(DurableActions):
         Returns the new run as it ended.
         """
         run = self.store.get_run(run_id)
+        resolution = run_resolution(run)
+        if resolution is not None:
+            raise ActionRefused(f"run {run.id} is settled ({resolution}); nothing to retry")
         if run.status not in _RETRYABLE:
             raise ActionRefused(
                 f"run {run.id} is {run.status.value}; only a failed or crashed run is retried "

@@ -30,6 +30,7 @@ from keep_sdk.contract.durable import (
     Done,
     Invocation,
     InvocationContext,
+    InvocationStatus,
     Notification,
     NotificationOutcome,
     check_correlation_key,
@@ -43,12 +44,13 @@ from keep_sdk.errors import (
     InternalError,
     InvalidArguments,
     KeepError,
+    NotFound,
     PreconditionFailed,
     StoreConflict,
     TransientError,
     UnknownOperation,
 )
-from keep_sdk.model import HostPolicy, LedgerEntry, RunRecord
+from keep_sdk.model import Escalation, HostPolicy, LedgerEntry, RunRecord
 from keep_sdk.runtime.ledger import chain_root
 from keep_sdk.sandbox.codec import BoundaryError, check, loads, scan
 from keep_sdk.stores import SupportsDurable
@@ -63,6 +65,7 @@ __all__ = [
     "DurableDesk",
     "NotifyReceipt",
     "check_notification_result",
+    "durable_failure_escalation",
     "logged_bytes",
     "notification_result",
 ]
@@ -135,6 +138,27 @@ def logged_bytes(run: RunRecord) -> int:
     return sum(len(line.partition(": ")[2].encode("utf-8", "surrogatepass")) for line in run.logs)
 
 
+DURABLE_FAILURE_ACTIONS = ("retry",)
+"""What a person may do about a durable operation that failed definitely."""
+
+
+def durable_failure_escalation(
+    run: RunRecord, entry: LedgerEntry, error: str, now: dt.datetime
+) -> Escalation:
+    """The escalation of a durable operation that finished with an error: the run ended
+    ``failed:logic`` keeping its reservations, so nothing submits it again until a person
+    retries it (once more) after reading the connector's reason."""
+    return Escalation(
+        run_id=run.id,
+        workflow=run.workflow,
+        reason=f"{error}; its events stay reserved and nothing is submitted again until "
+        "a person retries the run",
+        actions=list(DURABLE_FAILURE_ACTIONS),
+        ledger_id=entry.id,
+        created_at=now,
+    )
+
+
 def durable_store(store: Store) -> SupportsDurable:
     """`store` as a `SupportsDurable`; `ConfigurationError` for a store without durable rows."""
     if not isinstance(store, SupportsDurable):
@@ -191,9 +215,7 @@ class DurableDesk:
             _field(params, name, mutation.connector, mutation.operation)
             for name in semantics.key_fields
         )
-        invocation_id, correlation_key = derive_invocation(
-            run.workflow, run.handler, root, key_values
-        )
+        invocation_id, correlation_key = self._fresh_invocation(run, root, key_values)
         timeout_at = (
             self.now() + parse_duration(semantics.timeout)
             if semantics.timeout is not None
@@ -212,6 +234,26 @@ class DurableDesk:
             ui_title=prepared.ui.title if prepared and prepared.ui else None,
         )
         return self.start(run, entry, invocation)
+
+    def _fresh_invocation(
+        self, run: RunRecord, root: str, key_values: tuple[str, ...]
+    ) -> tuple[str, str]:
+        """The chain's invocation id and correlation key; after a definite failure that a
+        person chose to retry, the next free attempt (``ROOT.rN``) so that the retry submits
+        once more instead of meeting the failed invocation."""
+        attempt, chain = 0, root
+        while True:
+            invocation_id, correlation_key = derive_invocation(
+                run.workflow, run.handler, chain, key_values
+            )
+            try:
+                earlier = self.durable.get_invocation(invocation_id)
+            except NotFound:
+                return invocation_id, correlation_key
+            if earlier.status is not InvocationStatus.FAILED or earlier.run_id == run.id:
+                return invocation_id, correlation_key
+            attempt += 1
+            chain = f"{root}.r{attempt}"
 
     def start(self, run: RunRecord, entry: LedgerEntry, invocation: Invocation) -> RunRecord:
         """Call ``start`` with the invocation's token and integrate the answer.

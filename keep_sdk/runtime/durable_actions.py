@@ -28,7 +28,12 @@ from keep_sdk.stores import PersonSettlement
 if TYPE_CHECKING:
     from keep_sdk.runtime.engine import Runtime
 
-__all__ = ["DurableActions"]
+__all__ = ["CANCELLED_BY", "SKIPPED_BY", "DurableActions"]
+
+CANCELLED_BY = "cancelled by "
+"""How the detail of a cancelled durable wait begins (the ledger says so, `ledger_decision`)."""
+SKIPPED_BY = "skipped by "
+"""How the detail of a skipped durable wait begins."""
 
 _SETTLEABLE = (RunStatus.PAUSED_WAITING, RunStatus.PAUSED_TIMEOUT)
 
@@ -47,7 +52,7 @@ class DurableActions:
         and the run commits; its reserved events become ``skipped``.
         """
         invocation = self._waiting(run_id, "cancel")
-        detail = f"cancelled by {actor}" + (f": {reason}" if reason else "")
+        detail = f"{CANCELLED_BY}{actor}" + (f": {reason}" if reason else "")
         _, run = durable_store(self.runtime.store).resolve_invocation(
             invocation.id, "cancel", actor=actor, detail=detail
         )
@@ -62,6 +67,16 @@ class DurableActions:
             invocation.id, timeout_at=until, actor=actor
         )
         return self.runtime.store.get_run(run_id)
+
+    def extend_by(self, run_id: str, *, by: dt.timedelta, actor: str) -> RunRecord:
+        """Add `by` to the durable operation's deadline: a wait of 14 days extended by one
+        day ends after 15. A deadline already past (a timed-out run) or none counts from
+        now, so the new one always lies `by` ahead of whichever is later."""
+        invocation = self._waiting(run_id, "extend")
+        now = self.runtime.now()
+        current = invocation.timeout_at
+        base = current if current is not None and current > now else now
+        return self.extend(run_id, until=base + by, actor=actor)
 
     def start_again(self, run_id: str, *, actor: str) -> RunRecord:
         """Start the external work once more (a new attempt with a new token) and wait again
@@ -106,7 +121,7 @@ class DurableActions:
     ) -> RunRecord:
         invocation = self._waiting(run_id, action)
         _, run = durable_store(self.runtime.store).resolve_invocation(
-            invocation.id, action, actor=actor, result=result, detail=f"{action} by {actor}"
+            invocation.id, action, actor=actor, result=result, detail=_detail(action, actor)
         )
         if action == "skip":
             self._cancel_externally(invocation)
@@ -137,3 +152,7 @@ class DurableActions:
             invocation.operation, entry.params, context
         )
         store.record_attempt(invocation.id, AttemptKind.CANCEL, outcome)
+
+
+def _detail(action: PersonSettlement, actor: str) -> str:
+    return f"{SKIPPED_BY}{actor}" if action == "skip" else f"{action} by {actor}"

@@ -233,25 +233,33 @@ class MutationDesk:
                     )
                 return self.issue(run, self.store.get_ledger_entry(entry.id))
             case ReconcileStatus.RETRY:
-                return self._reconcile_later(run, entry, outcome.detail or "no detail")
+                said = outcome.detail or "the service could not say whether it happened"
+                return self._reconcile_later(run, entry, said)
 
     def _reconcile_later(self, run: RunRecord, entry: LedgerEntry, why: str) -> RunRecord:
-        """Count one more attempt and pause the run until the next reconcile round."""
+        """Count one more attempt and pause the run until the next reconcile round.
+
+        The entry keeps the reason the outcome became uncertain (the connector's, such as
+        "timed out after the request was sent"); what the last reconcile said is added to
+        it, so the person an escalation reaches reads both."""
         what = f"ctx.{entry.connector}.{entry.operation}"
         attempts = entry.reconcile_attempts + 1
         policy = self.policy_for(run.workflow)
+        cause = entry.error if entry.error and entry.error != why else None
         if attempts >= policy.reconcile_attempts:
-            return self._indeterminate(
-                run, entry, f"reconciliation could not tell after {attempts} attempts: {why}"
-            )
+            tried = f"reconciliation could not tell after {attempts} attempts: {why}"
+            return self._indeterminate(run, entry, f"{cause}; {tried}" if cause else tried)
         delay = policy.reconcile_backoff.delay(attempts, unit_random=self.rng.random())
         self.store.record_needs_reconcile(
-            entry.id, next_reconcile_at=self.now() + dt.timedelta(seconds=delay), error=why
+            entry.id,
+            next_reconcile_at=self.now() + dt.timedelta(seconds=delay),
+            error=cause or why,
         )
+        said = f"{cause}; {why}" if cause else why
         return self.pause(
             run,
             RunStatus.PAUSED_RECONCILIATION,
-            error=f"outcome of {what} unknown ({why}); checking again in {delay:.0f}s",
+            error=f"outcome of {what} unknown ({said}); checking again in {delay:.0f}s",
             failure=FailureKind.INDETERMINATE,
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from keep_sdk.model import LedgerEntry, LedgerStatus, RunRecord, RunStatus
-from keep_sdk.runtime import ResolveChoice, resolve_choices
+from keep_sdk.runtime import ResolveChoice, resolve_choices, run_resolution
 from keep_sdk.status._report import Remedy, RemedyKind, Waiting
 from keep_sdk.stores import Store, SupportsDurable
 
@@ -130,7 +130,7 @@ def _run(
                 needs_person=False,
                 run_id=run.id,
             )
-        case RunStatus.FAILED_LOGIC | RunStatus.FAILED_INTERNAL:
+        case RunStatus.FAILED_LOGIC | RunStatus.FAILED_INTERNAL if run_resolution(run) is None:
             return Waiting(
                 subject=subject,
                 why=f"{run.status.value}: {run.error}",

@@ -160,3 +160,29 @@ def test_nothing_becomes_a_terminal_hyperlink(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "\x1b]8;" not in result.stdout
     assert "[link=https://evil.example]Pay here[/link]" in result.stdout
+
+
+def test_control_characters_and_bidi_overrides_in_titles_reach_no_terminal(
+    deployed: str,
+) -> None:
+    """Issue 31: an email subject with an escape sequence and a right-to-left override."""
+    title = "Invoice \x1b[2J\x1b[31mPAID\x07 \u202egnp.exe\u2066x\u2069 \x9b1m"
+    inst = Installation.open(deployed, isolation="in-process")
+    try:
+        inst.store.publish(
+            "invoices",
+            Publication(
+                topic="invoice.received",
+                message_id="ctl-1",
+                title=title,
+                payload={"from": "a@b", "subject": "s", "amount": "1 EUR", "receivedAt": "x"},
+            ),
+        )
+    finally:
+        inst.close()
+    for command in (("events", "--limit", "1"), ("status", "--limit", "1")):
+        done = keep(*command, "--store", deployed)
+        assert done.code == 0, done.err
+        for raw in ("\x1b", "\x07", "\u202e", "\u2066", "\u2069", "\x9b"):
+            assert raw not in done.out, (command, raw)
+        assert "Invoice \\x1b[2J\\x1b[31mPAID\\x07 \\u202egnp.exe" in done.out, command

@@ -48,6 +48,7 @@ def test_status_suggests_complete_commands_that_act_on_the_same_store(tmp_path: 
     assert shown.code == 0, shown.err
     commands = suggested(shown.out)
     assert commands == [
+        f"keep resolve {run_id} --happened --result JSON --store {store}",
         f"keep resolve {run_id} --didnt-happen --store {store}",
         f"keep resolve {run_id} --skip --store {store}",
     ]
@@ -56,7 +57,7 @@ def test_status_suggests_complete_commands_that_act_on_the_same_store(tmp_path: 
         assert run_id in text
         assert "…" not in text
     assert all(len(m) == 36 for m in RUN_ID.findall(shown.out))
-    skip = shlex.split(commands[1])
+    skip = shlex.split(commands[2])
     done = keep(*skip[1:], "--isolation", "in-process")
     assert done.code == 0, done.err
     assert "is committed" in done.out
@@ -72,6 +73,7 @@ def test_commands_for_the_default_store_need_no_store_option(
     monkeypatch.chdir(tmp_path)
     run_id = escalate(tmp_path, None)
     assert suggested(keep("status").out) == [
+        f"keep resolve {run_id} --happened --result JSON",
         f"keep resolve {run_id} --didnt-happen",
         f"keep resolve {run_id} --skip",
     ]
@@ -107,3 +109,29 @@ def test_after_didnt_happen_the_labels_say_what_was_decided(tmp_path: Path) -> N
     assert "retried as run_" in block
     assert "said it did not happen" in keep("ledger", "--store", store).out
     assert "Nothing waits for you." in keep("status", "--store", store).out
+
+
+def test_it_happened_with_the_result_the_person_gives(tmp_path: Path) -> None:
+    """Issue 31: a mutation that cannot reconcile can be settled as happened, with a result."""
+    store = f"sqlite:///{tmp_path / 'keep.db'}"
+    run_id = escalate(tmp_path, store)
+    alone = keep("resolve", run_id, "--happened", "--store", store)
+    assert alone.code == 2
+    assert "--happened needs --result JSON" in alone.err
+    bad = keep("resolve", run_id, "--happened", "--result", "{nope", "--store", store)
+    assert bad.code == 2
+    assert "is not JSON" in bad.err
+    answer = tmp_path / "answer.json"
+    answer.write_text('{"ts": "1700.42", "channel": "#finance"}')
+    done = keep(
+        "resolve", run_id, "--happened", "--result", f"@{answer}", "--store", store,
+        "--isolation", "in-process",
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    assert "is committed" in done.out
+    entries = json.loads(keep("ledger", "--store", store, "--json").out)
+    [entry] = [e for e in entries if e["runId"] == run_id]
+    assert entry["status"] == "applied"
+    assert entry["result"] == {"ts": "1700.42", "channel": "#finance"}
+    ledger = keep("ledger", "--store", store).out
+    assert 'happened, with result {"channel":"#finance","ts":"1700.42"}' in ledger

@@ -206,6 +206,7 @@ def test_resolve_an_escalated_run(store: str) -> None:
     run_id = _escalate(store)
     waiting = next(w for w in status(store).workflows if w.name == "escalating").waiting
     assert waiting[0].commands == [
+        f"keep resolve {run_id} --happened --result JSON --store {store}",
         f"keep resolve {run_id} --didnt-happen --store {store}",
         f"keep resolve {run_id} --skip --store {store}",
     ]

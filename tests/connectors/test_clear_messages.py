@@ -99,8 +99,8 @@ def test_http_wrong_token(tmp_path: Path) -> None:
     assert_one_message(
         done,
         "ctx.crm.getContact answered 401",
-        "the credentials of connector 'crm' are refused",
-        "fix them in keep.toml (or the secret they reference)",
+        "the service refused the token of connector 'crm'",
+        "fix the token in keep.toml (or the secret it references)",
     )
 
 

@@ -139,17 +139,25 @@ def test_a_mutation_sends_its_idempotency_key_and_the_json_body(service, tmp_pat
     assert received["body"] == {"text": "call back"}
 
 
-@pytest.mark.parametrize("status", [401, 403])
-def test_401_and_403_are_permission_failures(service, tmp_path, status):
-    service.fault("/notes", "status", status=status)
+def test_403_is_a_permission_failure(service, tmp_path):
+    service.fault("/notes", "status", status=403)
     with pytest.raises(keep_sdk.PermissionDenied) as caught:
         add_note(crm(service, tmp_path))
     assert caught.value.permission == "crm.notes"
 
 
-def test_a_wrong_token_is_a_permission_failure_that_does_not_show_the_token(service, tmp_path):
+def test_401_names_the_token_not_a_grant(service, tmp_path):
+    """Issue 31: a refused token is fixed in keep.toml; `keep grant` cannot help."""
+    service.fault("/notes", "status", status=401)
+    with pytest.raises(keep_sdk.PreconditionFailed) as caught:
+        add_note(crm(service, tmp_path))
+    assert "fix the token in keep.toml" in str(caught.value)
+    assert "no permission grant helps" in str(caught.value)
+
+
+def test_a_wrong_token_is_a_definite_failure_that_does_not_show_the_token(service, tmp_path):
     wrong = "wrong-token-987654321"
-    with pytest.raises(keep_sdk.PermissionDenied) as caught:
+    with pytest.raises(keep_sdk.PreconditionFailed) as caught:
         crm(service, tmp_path, token=wrong).invoke("getContact", {"id": "c1"})
     assert wrong not in str(caught.value)
     assert caught.value.__cause__ is None

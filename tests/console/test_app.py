@@ -202,7 +202,7 @@ def test_resolving_an_escalated_mutation_shows_the_observed_call_first(
     client: httpx.Client, store: Store, prepared: Prepared
 ) -> None:
     view = client.get(f"/api/runs/{prepared.escalated_run}", headers=BEARER).json()
-    assert view["actions"] == ["didnt-happen", "skip"]
+    assert view["actions"] == ["happened", "didnt-happen", "skip"]
     assert view["mutation"]["operation"] == "slack.postMessage"
     assert view["mutation"]["params"]["channel"] == "#finance"
     page = signed_in(client).get(f"/runs/{prepared.escalated_run}").text
@@ -308,3 +308,62 @@ def test_a_workflow_page_offers_the_remedies_of_the_status_read_model(
     waiting = client.get("/workflows/waiting").text
     assert "Grant sheets.write" in waiting
     assert "Skip it" not in waiting
+
+
+def test_the_front_page_puts_the_action_buttons_in_what_waits(
+    client: httpx.Client, prepared: Prepared
+) -> None:
+    """Issue 31: the "what waits" box offers the buttons, not only words."""
+    page = signed_in(client).get("/").text
+    assert 'name="permission" value="sheets.write"' in page
+    assert "Grant sheets.write" in page
+    assert f'name="run" value="{prepared.escalated_run}"' in page
+    assert "It happened, with this result" in page
+    assert "It didn&#39;t happen: make it again" in page
+
+
+def test_it_happened_with_a_result_through_a_form(
+    client: httpx.Client, store: Store, prepared: Prepared
+) -> None:
+    token = csrf(signed_in(client), f"/runs/{prepared.escalated_run}")
+    form = {"csrf": token, "action": "resolve", "run": prepared.escalated_run}
+    bad = client.post("/actions", data=form | {"choice": "happened", "result": "{nope"})
+    assert bad.status_code == 400
+    assert "not JSON" in bad.text
+    missing = client.post("/actions", data=form | {"choice": "happened"})
+    assert missing.status_code == 400
+    done = client.post(
+        "/actions", data=form | {"choice": "happened", "result": '{"ts": "1700.01"}'}
+    )
+    assert done.status_code == 200, done.text
+    run = store.get_run(prepared.escalated_run)
+    assert run.status is RunStatus.COMMITTED
+    entry = store.ledger_entry_for_run(run.id)
+    assert entry is not None
+    assert entry.status is LedgerStatus.APPLIED
+    assert entry.result == {"ts": "1700.01"}
+    assert entry.resolved_by == ACTOR
+    page = client.get(f"/runs/{run.id}").text
+    assert "happened, with result {&#34;ts&#34;:&#34;1700.01&#34;}" in page
+
+
+def test_a_run_resolved_as_not_happened_shows_its_resolution_not_a_retry(
+    client: httpx.Client, store: Store, prepared: Prepared
+) -> None:
+    done = client.post(
+        "/api/actions",
+        json={"action": "resolve", "run": prepared.escalated_run, "choice": "didnt-happen"},
+        headers=BEARER,
+    )
+    assert done.status_code == 200, done.text
+    old = store.get_run(prepared.escalated_run)
+    assert old.status is RunStatus.FAILED_INTERNAL
+    view = client.get(f"/api/runs/{old.id}", headers=BEARER).json()
+    assert view["actions"] == []
+    assert view["resolution"].startswith(f"resolved by {ACTOR}")
+    page = signed_in(client).get(f"/runs/{old.id}").text
+    assert '<span class="status resolved">resolved</span>' in page
+    assert "failed:internal" not in page
+    assert ">Retry<" not in page
+    runs = client.get("/runs?workflow=escalated").text
+    assert '<span class="status resolved">resolved</span>' in runs

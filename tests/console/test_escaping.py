@@ -176,3 +176,18 @@ def test_outside_text_in_ui_titles_params_and_results_is_text_on_the_ledger(
             assert "Add invoice from &lt;script&gt;alert(1)&lt;/script&gt;[/bold]" in ledger
     finally:
         inst.close()
+
+
+def test_control_characters_and_bidi_overrides_are_shown_as_escapes(
+    app: Starlette, client: httpx.Client
+) -> None:
+    """Issue 31: HTML escaping leaves a right-to-left override and raw controls alone."""
+    store = app.state.console.installation.store
+    title = "Invoice \x1b[31mPAID \u202egnp.exe\u2067x\u2069\x85"
+    store.publish("waiting", Publication(topic="row.added", message_id="ctl", title=title))
+    for path in ("/events?workflow=waiting&topic=row.added&limit=1", "/workflows/waiting?limit=1"):
+        page = client.get(path).text
+        for raw in ("\x1b", "\u202e", "\u2067", "\u2069", "\x85"):
+            assert raw not in page, (path, raw)
+        shown, _ = texts(page, "event-title")
+        assert shown[0].strip() == "Invoice \\x1b[31mPAID \\u202egnp.exe\\u2067x\\u2069\\x85"

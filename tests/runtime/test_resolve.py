@@ -172,8 +172,16 @@ def test_an_unknown_choice_is_refused_naming_the_valid_ones(store_url: str, choi
     ("setup", "offered"),
     [
         (failed, [ResolveChoice.RETRY]),
-        (escalated, [ResolveChoice.DIDNT_HAPPEN, ResolveChoice.SKIP]),
-        (escalated_reconcilable, list(ResolveChoice)),
+        (escalated, [ResolveChoice.HAPPENED, ResolveChoice.DIDNT_HAPPEN, ResolveChoice.SKIP]),
+        (
+            escalated_reconcilable,
+            [
+                ResolveChoice.RETRY,
+                ResolveChoice.HAPPENED,
+                ResolveChoice.DIDNT_HAPPEN,
+                ResolveChoice.SKIP,
+            ],
+        ),
         (committed, []),
     ],
 )

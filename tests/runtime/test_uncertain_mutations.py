@@ -172,3 +172,28 @@ def test_a_crash_after_indeterminate_and_before_the_pause_is_recovered_to_a_pers
     done = env.actions.skip(active.id, actor="alice")
     assert done.status is RunStatus.COMMITTED
     assert _appends(env) == 1
+
+
+def test_the_connectors_uncertain_reason_reaches_the_person(store_url: str) -> None:
+    """Issue 31: after rounds of "could not tell", the escalation still says why the outcome
+    became uncertain ("timed out after the request was sent")."""
+    env = make_env(store_url, policy=fast_policy(reconcile_attempts=3))
+    env.publish("m1")
+    env.sheets.faults.inject(FaultKind.TIMEOUT_AFTER_EFFECT, operation="appendRow")
+    env.sheets.faults.inject(FaultKind.TRANSIENT, operation="reconcile:appendRow", times=None)
+    run = env.runtime.run_consumer("mail-to-sheet", "appendRow")
+    for _ in range(5):
+        entry = _entry(env, run.id)
+        if entry.status is not LedgerStatus.NEEDS_RECONCILE:
+            break
+        assert entry.next_reconcile_at is not None
+        env.clock.set(entry.next_reconcile_at)
+        env.runtime.reconcile(entry.id)
+    entry = _entry(env, run.id)
+    assert entry.status is LedgerStatus.INDETERMINATE
+    escalations = [o for o in env.observed if type(o).__name__ == "Escalated"]
+    assert escalations
+    reason = escalations[-1].escalation.reason  # type: ignore[attr-defined]
+    assert "timed out after the request was sent" in reason
+    assert "no detail" not in reason
+    assert "timed out after the request was sent" in (entry.error or "")

@@ -3,7 +3,8 @@
 | what happened | read | mutation |
 |---|---|---|
 | could not connect (nothing sent) | retried, then `TransientError` | `TransientError` |
-| 401 / 403 | `PermissionDenied` | `PermissionDenied` |
+| 401 (the token) | `PreconditionFailed` | `PreconditionFailed` |
+| 403 | `PermissionDenied` | `PermissionDenied` |
 | 408 / 429 / 5xx | retried (Retry-After), then `TransientError` | `TransientError` |
 | other 4xx | `PreconditionFailed` | `PreconditionFailed` |
 | timeout or broken connection once sent | retried, then `TransientError` | `UncertainOutcome` |
@@ -304,7 +305,13 @@ class HttpConnector(ConfiguredConnector):
         if 200 <= status < 300:
             return _body(response)
         said = f"{what} answered {status}: {_detail(response, self.redact)}"
-        if status in (401, 403):
+        if status == 401:
+            raise PreconditionFailed(
+                f"{said}; the service refused the token of connector {self.name!r} (wrong, "
+                "expired or missing), so nothing happened and no permission grant helps: fix "
+                "the token in keep.toml (or the secret it references), then retry the run"
+            )
+        if status == 403:
             declared = self.operation(js_name)
             raise PermissionDenied(
                 f"{said}; the credentials of connector {self.name!r} are refused or lack a "
