@@ -30,7 +30,10 @@ POLICY = HostPolicy()
 FORMS = {
     "direct": ("const one = (id) => {call};", "await one('a');"),
     "by-name-map": ("const one = (id) => {call};", "await Promise.all(ids.map(one));"),
-    "declared-by-name": ("async function one(id) {{ return {call}; }}", "await Promise.all(ids.map(one));"),
+    "declared-by-name": (
+        "async function one(id) {{ return {call}; }}",
+        "await Promise.all(ids.map(one));",
+    ),
     "inline-arrow": ("", "await Promise.all(ids.map((id) => {call}));"),
     "for-each-named": (
         "const out = []; function one(id) {{ out.push({call}); }}",
@@ -44,7 +47,10 @@ FORMS = {
         "const inner = (id) => {call}; const outer = (id) => inner(id);",
         "await Promise.all(ids.map(outer));",
     ),
-    "then-named": ("const one = () => {{ const id = 'a'; return {call}; }};", "await Promise.resolve().then(one);"),
+    "then-named": (
+        "const one = () => {{ const id = 'a'; return {call}; }};",
+        "await Promise.resolve().then(one);",
+    ),
     "promise-executor": (
         "const exec = (resolve) => {{ const id = 'a'; resolve({call}); }};",
         "await new Promise(exec);",
@@ -56,8 +62,14 @@ FORMS = {
         "await new Box().v;",
     ),
     "comparator": ("", "ids.sort((a, b) => {{ const id = a; {call}; return 0; }});"),
-    "replacer": ("", "JSON.stringify({{ a: 1 }}, (k, v) => {{ const id = k; {call}; return v; }});"),
-    "tojson": ("const d = {{ toJSON() {{ const id = 'a'; {call}; return 1; }} }};", "JSON.stringify(d);"),
+    "replacer": (
+        "",
+        "JSON.stringify({{ a: 1 }}, (k, v) => {{ const id = k; {call}; return v; }});",
+    ),
+    "tojson": (
+        "const d = {{ toJSON() {{ const id = 'a'; {call}; return 1; }} }};",
+        "JSON.stringify(d);",
+    ),
     "never-called": ("const later = (id) => {call};", "typeof later;"),
     "hook-without-ctx": (
         "const d = {{ get n() {{ return 1; }}, toJSON() {{ return 2; }} }};",
