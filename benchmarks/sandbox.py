@@ -118,6 +118,19 @@ class PeekHost:
         ]
 
 
+def _sites(source: str, manifest: Manifest, handler: str, phase: HandlerPhase) -> dict[str, object]:
+    """The phase's approved call sites as a request field (nothing on a checkout without
+    them, so the same file measures before and after)."""
+    try:
+        from keep_sdk.validator.engine import analyze
+        from keep_sdk.validator.sites import with_call_sites
+    except ImportError:
+        return {}
+    checked = with_call_sites(analyze(source, connectors=manifest))
+    assert checked is not None
+    return {"call_sites": checked.call_sites(handler, phase)}
+
+
 def _consumer_requests() -> list[PhaseRequest]:
     """The three phases of one consumer run of benchmarks/runtime.py, as the runtime asks."""
     manifest = ConnectorSet([Gmail(), Sheets(), Slack()]).manifest()
@@ -128,17 +141,28 @@ def _consumer_requests() -> list[PhaseRequest]:
         "ui": {"title": "Record job j1"},
     }
     common = {"source": source, "handler": "record", "manifest": manifest}
+
+    def sited(phase: HandlerPhase) -> dict[str, object]:
+        return {**common, **_sites(source, manifest, "record", phase)}
+
     return [
         PhaseRequest(
             phase=HandlerPhase.PREPARE,
             state=None,
             has_state=False,
             subscribed_topics=("job.queued",),
-            **common,
+            **sited(HandlerPhase.PREPARE),  # type: ignore[arg-type]
         ),
-        PhaseRequest(phase=HandlerPhase.MUTATE, prepared=prepared, **common),
         PhaseRequest(
-            phase=HandlerPhase.NEXT, prepared=prepared, mutation_result={"ok": True}, **common
+            phase=HandlerPhase.MUTATE,
+            prepared=prepared,
+            **sited(HandlerPhase.MUTATE),  # type: ignore[arg-type]
+        ),
+        PhaseRequest(
+            phase=HandlerPhase.NEXT,
+            prepared=prepared,
+            mutation_result={"ok": True},
+            **sited(HandlerPhase.NEXT),  # type: ignore[arg-type]
         ),
     ]
 

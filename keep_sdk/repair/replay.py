@@ -272,6 +272,7 @@ class _Replayer:
             policy=self.policy,
             determinism=Determinism(clock=run.created_at, seed=seed),
             filename="replay",
+            call_sites=self.manifest.call_sites(run.handler, phase),
         )
         result = self.isolation.run(request, host)
         if host.missing is not None:
@@ -443,6 +444,8 @@ def replay_runs(
 ) -> ReplaySummary:
     """Replay the committed runs of `workflow` (the script's own name by default) recorded in
     `store` with `source` (its checked `manifest`); read only, nothing is written.
+    Each phase performs only the ctx calls at the sites `manifest` approves for it (a
+    manifest without them approves none).
 
     `since` keeps runs created at or after it; `limit` the most recent ones. Each phase
     runs in `isolation`; by default in a worker process of its own (the installation's

@@ -5,6 +5,12 @@ A script is validated once per deploy: `Deployer.check` (or a caller that
 validated it before the store was open, handing in a `CheckedScript`) gives
 the manifest that is stored, and a `CheckedScript` made against other
 connectors or another policy is validated again rather than trusted.
+
+A stored version whose manifest lacks the approved ctx call sites (deployed before
+they were recorded) gets them when it is loaded: its stored source is validated again
+against its frozen connectors, once per version and process. A version whose source no
+longer validates cannot be checked by site: it loads without sites and with the reason
+(`LoadedVersion.unchecked`), so its phases fail closed, never run unchecked.
 """
 
 from __future__ import annotations
@@ -17,16 +23,27 @@ from pydantic import JsonValue
 
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.contract import RESERVED_NAME_PREFIX
-from keep_sdk.contract.workflow import ConsumerManifest, ProducerManifest, WorkflowManifest
-from keep_sdk.errors import ConfigurationError, LogicError, NotFound, ScriptRejected
-from keep_sdk.model import HandlerKind, HostPolicy
+from keep_sdk.contract.workflow import (
+    ConsumerManifest,
+    HandlerLocation,
+    ProducerManifest,
+    WorkflowManifest,
+)
+from keep_sdk.errors import (
+    ConfigurationError,
+    LogicError,
+    NotFound,
+    ScriptRejected,
+    TransientError,
+)
+from keep_sdk.model import HandlerKind, HandlerPhase, HostPolicy
 from keep_sdk.stores import HandlerSpec, Store, WorkflowRecord, WorkflowVersion
 
 if TYPE_CHECKING:
     from keep_sdk.contract.manifest import Manifest
     from keep_sdk.runtime.loading import LoadedWorkflow, WorkflowLoader
 
-__all__ = ["CheckedScript", "Deployer", "LoadedVersion"]
+__all__ = ["CheckedScript", "Deployer", "LoadedVersion", "records_sites", "with_sites_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,11 +61,16 @@ class CheckedScript:
 
 @dataclass(frozen=True, slots=True)
 class LoadedVersion:
-    """A stored workflow version as a run reads it: the record, the version, its manifest."""
+    """A stored workflow version as a run reads it: the record, the version, its manifest.
+
+    `unchecked` says why the manifest has no call sites (a version deployed before they
+    were recorded whose source no longer validates): its phases must not run.
+    """
 
     record: WorkflowRecord
     version: WorkflowVersion
     manifest: WorkflowManifest
+    unchecked: str | None = None
 
     def producer(self, name: str) -> ProducerManifest:
         for producer in self.manifest.producers:
@@ -74,6 +96,41 @@ def _same_connectors(one: Manifest, other: Manifest) -> bool:
     return sorted(one.connectors, key=lambda c: c.name) == sorted(
         other.connectors, key=lambda c: c.name
     )
+
+
+def _locations(manifest: WorkflowManifest) -> list[HandlerLocation]:
+    return [p.handler for p in manifest.producers] + [
+        location for c in manifest.consumers for location in (c.prepare, c.mutate, c.next)
+    ]
+
+
+def records_sites(manifest: WorkflowManifest) -> bool:
+    """Whether every handler phase of `manifest` has its approved call sites recorded."""
+    return all(location.call_sites is not None for location in _locations(manifest))
+
+
+def with_sites_of(manifest: WorkflowManifest, checked: WorkflowManifest) -> WorkflowManifest:
+    """`manifest` with the call sites `checked` (the same source validated again) approves
+    for each handler phase; a phase `checked` does not know approves none."""
+
+    def located(handler: str, phase: HandlerPhase, location: HandlerLocation) -> HandlerLocation:
+        sites = checked.call_sites(handler, phase)
+        return location.model_copy(update={"call_sites": sites or ()})
+
+    producers = [
+        p.model_copy(update={"handler": located(p.name, HandlerPhase.PRODUCER, p.handler)})
+        for p in manifest.producers
+    ]
+    consumers = [
+        c.model_copy(
+            update={
+                phase.value: located(c.name, phase, getattr(c, phase.value))
+                for phase in (HandlerPhase.PREPARE, HandlerPhase.MUTATE, HandlerPhase.NEXT)
+            }
+        )
+        for c in manifest.consumers
+    ]
+    return manifest.model_copy(update={"producers": producers, "consumers": consumers})
 
 
 class Deployer:
@@ -197,13 +254,56 @@ class Deployer:
         return CheckedScript(source, filename, loaded, connectors, policy)
 
     def load(self, workflow: str, version: int | None = None) -> LoadedVersion:
-        """`workflow` at `version` (default: its current one), its manifest parsed once."""
+        """`workflow` at `version` (default: its current one), its manifest parsed once, with
+        its approved call sites (computed once for a version stored without them; see the
+        module doc). Raises `TransientError` when the connectors needed to compute them
+        cannot be built now."""
         record = self.store.get_workflow(workflow)
         number = version or record.version
         key = (workflow, number)
         if key not in self._versions:
             stored = self.store.get_workflow_version(workflow, number)
             manifest = WorkflowManifest.model_validate(stored.manifest)
-            self._versions[key] = LoadedVersion(record, stored, manifest)
+            unchecked = None
+            if not records_sites(manifest):
+                manifest, unchecked = self._sited(workflow, stored, manifest)
+            self._versions[key] = LoadedVersion(record, stored, manifest, unchecked)
         cached = self._versions[key]
-        return LoadedVersion(record, cached.version, cached.manifest)
+        return LoadedVersion(record, cached.version, cached.manifest, cached.unchecked)
+
+    def _sited(
+        self, workflow: str, stored: WorkflowVersion, manifest: WorkflowManifest
+    ) -> tuple[WorkflowManifest, str | None]:
+        """`manifest` with the call sites of its stored source validated again against the
+        version's frozen connectors (the live ones for a version recorded before them), or
+        `manifest` as it is and why its phases cannot be checked."""
+        what = (
+            f"workflow {workflow!r} version {stored.version} was deployed before ctx call "
+            "sites were recorded"
+        )
+        if self.load_workflow is None:
+            return manifest, (
+                f"{what}, and this runtime has no workflow loader to compute them, so its "
+                "phases cannot be checked and do not run: build the runtime with "
+                "load_workflow (keep_sdk.app.Installation does), or deploy the script again"
+            )
+        connectors = manifest.connectors
+        if connectors is None:
+            try:
+                connectors = self.manifest
+            except ConfigurationError as exc:
+                raise TransientError(str(exc)) from exc
+        try:
+            checked = self.load_workflow(
+                stored.source,
+                connectors=connectors,
+                policy=self.policy_for(workflow),
+                filename=f"{workflow}@v{stored.version}",
+            )
+        except ScriptRejected as exc:
+            return manifest, (
+                f"{what}, and its source no longer validates, so the ctx calls its phases "
+                f"may make cannot be checked and they do not run: {exc} Fix the script and "
+                "deploy it again (`keep deploy`)"
+            )
+        return with_sites_of(manifest, checked.manifest), None

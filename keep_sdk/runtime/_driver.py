@@ -511,6 +511,8 @@ class Driver:
         mutation_result: JsonValue = None,
     ) -> Completed | MutationRequested:
         """Run the host's phase in the sandbox; raise the failure it ended with."""
+        if loaded.unchecked is not None:
+            raise LogicError(loaded.unchecked)
         request = PhaseRequest(
             source=loaded.version.source,
             handler=run.handler,

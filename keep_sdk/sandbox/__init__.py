@@ -4,13 +4,16 @@
 from keep_sdk.sandbox import PhaseRequest, run_phase
 
 result = run_phase(PhaseRequest(source=src, handler="pollEmail", phase="producer",
-                                manifest=manifest, publish_topics=("email.received",)),
+                                manifest=manifest, publish_topics=("email.received",),
+                                call_sites=workflow.call_sites("pollEmail", "producer")),
                    host)
 result.outcome   # Completed | MutationRequested | LogicFailure | LimitFailure | CallFailed
                  # | InternalFailure
 result.trace     # console lines, every ctx call, jobs, JS time and wall time
 ```
 
+`call_sites` are the validator's approved ctx call sites of the phase (`workflow` is the
+validated `WorkflowManifest`); without them no ctx call is performed.
 `ProcessIsolation` runs the same phase in a killable worker process.
 """
 

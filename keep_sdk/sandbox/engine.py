@@ -175,7 +175,7 @@ class PhaseRun:
         self._allowed = self._setup.allowed
         self._sites = (
             None
-            if request.call_sites is None
+            if request.unchecked_sites
             else ApprovedSites(request.call_sites, self._setup.marked)
         )
         self._console: list[ConsoleLine] = []

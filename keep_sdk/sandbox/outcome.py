@@ -112,6 +112,10 @@ class PhaseRequest(_Frozen):
     next ``(ctx, prepared, mutationResult)``. A handler that has never committed a
     state (`has_state` False) gets ``state`` undefined, as the specification says
     (06a), so ``(ctx, state = {})`` defaults work.
+
+    The host performs a ctx call only from one of `call_sites` (the validator's approved
+    sites of this phase); a request without them performs none, unless `unchecked_sites`
+    (a test of the sandbox alone) turns the check off.
     """
 
     source: str = Field(description="The workflow module: `export default Keep.workflow({...})`.")
@@ -143,7 +147,13 @@ class PhaseRequest(_Frozen):
         default=None,
         description="The ctx call sites the validator approved for this phase (from the "
         "workflow manifest frozen with the version); the host refuses a ctx call from any "
-        "other site. None: not recorded, calls are not checked by site.",
+        "other site. None (not given) approves no ctx call: the phase fails closed at its "
+        "first one.",
+    )
+    unchecked_sites: bool = Field(
+        default=False,
+        description="Tests of the sandbox alone only: perform ctx calls without checking "
+        "their call site. The runtime and replay never set it.",
     )
 
     def handler_arguments(self) -> list[JsonValue]:

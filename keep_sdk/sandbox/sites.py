@@ -11,7 +11,9 @@ connector (the operation itself used as a getter or hook) records an ``(implicit
 caller, and stubs cannot be bound, so no implicit path reaches the host as a site. A call made by
 the engine on the script's behalf (a getter, ``toJSON``, a thenable, a replacer, a
 comparator, a Proxy trap) has a built-in or an unattributed function as its caller and
-is refused, before anything is sent.
+is refused, before anything is sent. A phase run without recorded sites approves no
+call (fail closed); only `PhaseRequest.unchecked_sites` (tests of the sandbox alone) skips
+the check.
 """
 
 from __future__ import annotations
@@ -64,10 +66,12 @@ _Range = tuple[_Point, _Point, tuple[tuple[_Point, _Point], ...]]
 class ApprovedSites:
     """The approved ctx call sites of one phase, checked against a call's stack."""
 
-    __slots__ = ("_by_name", "_marked", "_ranges")
+    __slots__ = ("_by_name", "_marked", "_ranges", "_recorded")
 
-    def __init__(self, sites: Iterable[CallSite], marked: Marked) -> None:
+    def __init__(self, sites: Iterable[CallSite] | None, marked: Marked) -> None:
         self._marked = marked
+        self._recorded = sites is not None
+        sites = sites or ()
         self._by_name: dict[str, list[CallSite]] = {}
         self._ranges: dict[str, list[_Range]] = {}
         for site in sites:
@@ -100,6 +104,14 @@ class ApprovedSites:
             place = f"by a built-in ({caller.removeprefix('at ')}), not by a line of the script"
         else:
             place = "from outside the script's own lines"
+        if not self._recorded:
+            return (
+                f"ctx.{name} was called {place}, but the phase was run without the call sites "
+                f"the validator approved for {where}, so no ctx call is approved: run the "
+                "phase through the runtime or replay (they pass the sites of the checked "
+                "script), or pass `call_sites` from its validated manifest; the call was "
+                "refused and nothing was sent"
+            )
         known = self._by_name.get(name, [])
         approved = (
             "the approved sites of ctx."

@@ -142,13 +142,17 @@ class ImplicitCode:
     ``await using``, ``DisposableStack``), ``proxy`` (``Proxy``) or ``patched``
     (a built-in replaced, such as ``Array.prototype.map = ...``). `what` is
     the construct as the script wrote it. Found anywhere in the script;
-    `handler` is the handler whose function contains it, if any.
+    `handler` is the handler whose function contains it, if any. `in_place` is True
+    when all the code the construct makes JavaScript run is written inside `node` (a
+    getter, a method, a function literal as the value, a descriptor literal whose
+    ``get``/``set`` are written there), False when it is named elsewhere or unreadable.
     """
 
     node: Node
     reason: ImplicitReason
     what: str
     handler: Handler | None = None
+    in_place: bool = False
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -106,7 +106,94 @@ def scan_implicit_code(analysis: Analysis) -> None:
         if place.id in seen:
             continue
         seen.add(place.id)
-        analysis.implicit_code.append(ImplicitCode(place, reason, what, analysis.handler_at(place)))
+        analysis.implicit_code.append(
+            ImplicitCode(
+                place, reason, what, analysis.handler_at(place), _in_place(analysis, place, reason)
+            )
+        )
+
+
+_LITERAL_FUNCTIONS = frozenset({"arrow_function", "function_expression", "function"})
+_DEFINERS_IN_PLACE = frozenset(
+    {"Object.defineProperty", "Object.defineProperties", "Object.create"}
+)
+
+
+def _in_place(analysis: Analysis, place: Node, reason: ImplicitReason) -> bool:
+    """Whether all the code `place` makes JavaScript run is written inside it."""
+    if reason == "accessor":
+        return True
+    if reason == "define":
+        return _descriptors_in_place(analysis, place)
+    if reason not in ("conversion", "symbol"):
+        return False
+    if place.type == "method_definition":
+        return True
+    if place.type in ("field_definition", "pair"):
+        value = _unwrap(place.child_by_field_id(Field.VALUE))
+        return value is not None and value.type in _LITERAL_FUNCTIONS
+    parent = place.parent
+    if parent is not None and parent.type == "assignment_expression":
+        value = _unwrap(parent.child_by_field_id(Field.RIGHT))
+        return value is not None and value.type in _LITERAL_FUNCTIONS
+    return False
+
+
+def _descriptors_in_place(analysis: Analysis, call: Node) -> bool:
+    """``Object.defineProperty(o, "k", { get() {...} })`` and the like: literal keys, literal
+    descriptors, and every ``get``/``set`` written there."""
+    callee = call.child_by_field_id(Field.FUNCTION)
+    arguments = call.child_by_field_id(Field.ARGUMENTS)
+    if callee is None or arguments is None or analysis.text(callee) not in _DEFINERS_IN_PLACE:
+        return False
+    values = [child for child in arguments.named_children if child.type != "comment"]
+    if analysis.text(callee) == "Object.defineProperty":
+        return (
+            len(values) == 3
+            and _plain_key(analysis, values[1])
+            and _accessor_descriptor(analysis, values[2])
+        )
+    descriptors = _unwrap(values[1]) if len(values) == 2 else None
+    if descriptors is None or descriptors.type != "object":
+        return False
+    for entry in descriptors.named_children:
+        if entry.type == "comment":
+            continue
+        key = entry.child_by_field_id(Field.KEY) if entry.type == "pair" else None
+        value = entry.child_by_field_id(Field.VALUE) if entry.type == "pair" else None
+        if key is None or value is None or not _plain_key(analysis, key):
+            return False
+        if not _accessor_descriptor(analysis, value):
+            return False
+    return True
+
+
+def _accessor_descriptor(analysis: Analysis, node: Node) -> bool:
+    """A descriptor literal whose keys are data keys or ``get``/``set`` written in place."""
+    node = _unwrap(node) or node
+    if node.type != "object":
+        return False
+    for entry in node.named_children:
+        if entry.type == "comment":
+            continue
+        if entry.type == "method_definition":
+            method = entry.child_by_field_id(Field.NAME)
+            if method is None or analysis.text(method) not in ("get", "set"):
+                return False
+            continue
+        if entry.type != "pair":
+            return False
+        key = entry.child_by_field_id(Field.KEY)
+        if key is None or key.type not in ("property_identifier", "string"):
+            return False
+        name = analysis.text(key).strip("'\"")
+        if name in ("get", "set"):
+            value = _unwrap(entry.child_by_field_id(Field.VALUE))
+            if value is None or value.type not in _LITERAL_FUNCTIONS:
+                return False
+        elif name not in _DATA_DESCRIPTOR_KEYS:
+            return False
+    return True
 
 
 def _order(hit: tuple[Node, ImplicitReason, str]) -> tuple[int, bool]:

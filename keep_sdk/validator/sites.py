@@ -5,8 +5,8 @@ an ordinary call: in the handler's body, in a function the walk followed as call
 it (a helper, a promise continuation of a ctx call), or in a callback passed to one of
 the array iteration methods in `ITERATION_HOSTS` or to ``new Promise``. A site in a
 function the walk could not attribute (created but never called where it could see: a
-getter, a ``toJSON``, a ``then`` method, a function passed by name) or in a callback
-given to any other callee (a ``JSON.stringify`` replacer, a ``sort`` comparator, a
+getter, a ``toJSON``, a ``then`` method, an object's method passed by name) or in a
+callback given to any other callee (a ``JSON.stringify`` replacer, a ``sort`` comparator, a
 ``JSON.parse`` reviver, an unknown function) is never approved. The position is where
 the call expression less the functions written inside it (see
 `keep_sdk.contract.workflow.CallSite`): the engine locates a call somewhere in it.
@@ -40,10 +40,15 @@ ITERATION_HOSTS: Final = frozenset(
         "reduce",
         "reduceRight",
         "some",
+        "then",
+        "catch",
+        "finally",
     }
 )
 """Callees whose callback argument is run as an ordinary call of the phase (``""`` is
-``new Promise(executor)``, whose executor runs at once)."""
+``new Promise(executor)``, whose executor runs at once; ``then``/``catch``/``finally``
+are continuations the script asks for). The callback is written in the call or named
+there (a function declaration or a ``const`` bound to a function expression)."""
 
 
 def approved(call: CapabilityCall) -> bool:

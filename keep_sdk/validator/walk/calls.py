@@ -47,6 +47,8 @@ Node = tree_sitter.Node
 
 _NAMED_EXPRESSIONS = frozenset({"function_expression", "function", "generator_function"})
 """Function expressions whose own name is bound inside their body."""
+_PASSABLE = FUNCTION_TYPES | {"function_declaration", "generator_function_declaration"}
+"""Functions a name passed as an argument may stand for and be walked as the callback."""
 _ELEMENT_METHODS = frozenset(
     {"find", "findLast", "at", "filter", "slice", "values", "get", "flat", "toSorted"}
 )
@@ -176,7 +178,7 @@ class Calls(WalkState):
         for argument in argument_nodes:
             value, state = self.expr(argument, scope, state)
             values.append(value)
-            if isinstance(value, FunctionValue) and argument.type in FUNCTION_TYPES:
+            if isinstance(value, FunctionValue) and self.passed_function(argument, value):
                 callbacks.append(value)
             elif is_capability(value):
                 escaping.append((argument, value))
@@ -206,6 +208,14 @@ class Calls(WalkState):
         if isinstance(callee_value, ModuleState) and self.returns_element(callee):
             return callee_value, state
         return None, state
+
+    def passed_function(self, argument: Node, value: FunctionValue) -> bool:
+        """Whether `argument` hands a function of the script to its callee as a callback: a
+        function written there, or a name bound to a function declaration or to a function
+        expression (``ids.map(fetchOne)``); never a method, getter or hook of an object."""
+        if argument.type in FUNCTION_TYPES:
+            return True
+        return argument.type == "identifier" and value.node.type in _PASSABLE
 
     def callee_name(self, callee: Node) -> str:
         """The name a call's callee ends with: ``map`` for ``items.map``, ``""`` for none."""
@@ -262,7 +272,9 @@ class Calls(WalkState):
         is_promise = isinstance(value, GlobalRef) and value.path == "Promise"
         for argument in argument_nodes:
             argument_value, state = self.expr(argument, scope, state)
-            if isinstance(argument_value, FunctionValue) and argument.type in FUNCTION_TYPES:
+            if isinstance(argument_value, FunctionValue) and self.passed_function(
+                argument, argument_value
+            ):
                 if is_promise:
                     _, state = self.invoke(argument_value, [], state, node)
                 else:

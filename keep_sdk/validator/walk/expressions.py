@@ -17,6 +17,7 @@ from keep_sdk.validator.facts import GlobalUse, GlobalUseKind, UndefinedName
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.globals_scan import declared_in_script, declared_with_var
 from keep_sdk.validator.scope import (
+    FUNCTION_TYPES,
     FunctionValue,
     GlobalRef,
     ModuleState,
@@ -121,6 +122,24 @@ class Expressions(WalkState):
         if node.id not in self.walked:
             self.created.setdefault(node.id, function)
         return function, state
+
+    def class_methods(self, node: Node, scope: Scope) -> None:
+        """Record the methods, accessors and function-valued fields of the class `node` as
+        functions created here (walked, like object literal methods, as never called)."""
+        body = node.child_by_field_id(Field.BODY)
+        if body is None:
+            return
+        for member in body.named_children:
+            if member.type == "method_definition":
+                self.function_literal(member, scope, False)
+            elif member.type == "field_definition":
+                value = member.child_by_field_id(Field.VALUE)
+                if value is not None and value.type in FUNCTION_TYPES:
+                    self.function_literal(value, scope, False)
+
+    def class_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        self.class_methods(node, scope)
+        return None, state
 
     def member_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         chain: list[tuple[Node, Node]] = []
@@ -236,7 +255,7 @@ EXPRESSIONS.update(
         "function": Expressions.function_literal,
         "generator_function": Expressions.function_literal,
         "spread_element": Expressions.spread_element,
-        "class": Expressions.nothing,
+        "class": Expressions.class_expression,
         "number": Expressions.nothing,
         "regex": Expressions.nothing,
         "true": Expressions.nothing,

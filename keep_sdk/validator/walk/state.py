@@ -139,6 +139,10 @@ class WalkState:
         """The function a literal creates (`expressions`)."""
         raise NotImplementedError
 
+    def class_methods(self, node: Node, scope: Scope) -> None:
+        """Record a class's methods as functions created here (`expressions`)."""
+        raise NotImplementedError
+
     def statement(self, node: Node, scope: Scope, state: Flow, quiet: bool = False) -> Flow:
         """The state after statement `node` (`statements`)."""
         raise NotImplementedError

@@ -76,6 +76,7 @@ class Statements(WalkState):
                 return state
             if kind == "class_declaration":
                 declare_statement(node, scope, self.data, module=False)
+                self.class_methods(node, scope)
                 return state
             for child in node.named_children:
                 if child.type.endswith("statement") or child.type == "statement_block":

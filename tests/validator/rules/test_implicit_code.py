@@ -13,103 +13,8 @@ SEND = "await ctx.gmail.send({ to: 'a@example.com', subject: 's', body: 'b' });"
 
 INVALID = [
     Case(
-        "getter-on-connector-argument",
-        workflow(
-            mutate="await ctx.gmail.send({ to: 'a', subject: 's', get body() { // here\n  return 'b';\n} });"
-        ),
-    ),
-    Case(
-        "getter-through-a-binding",
-        workflow(
-            mutate=(
-                "const message = {\n  to: 'a',\n  subject: 's',\n"
-                "  get body() { // here\n    return 'b';\n  },\n};\n"
-                "await ctx.gmail.send(message);"
-            )
-        ),
-    ),
-    Case(
-        "setter-at-module-level",
-        workflow(before="const config = {\n  set mode(v) { // here\n    this.m = v;\n  },\n};"),
-    ),
-    Case(
-        "class-getter",
-        workflow(
-            before="class Message {\n  get body() { // here\n    return 'b';\n  }\n}",
-            mutate="await ctx.gmail.send(new Message());",
-        ),
-    ),
-    Case(
-        "static-getter",
-        workflow(before="class Config {\n  static get limit() { // here\n    return 3;\n  }\n}"),
-    ),
-    Case(
-        "toJSON-method-on-argument",
-        workflow(
-            mutate=(
-                "await ctx.gmail.send({\n  to: 'a', subject: 's', body: 'b',\n"
-                "  toJSON() { // here\n    return this;\n  },\n});"
-            )
-        ),
-    ),
-    Case(
-        "toJSON-arrow-in-returned-object",
-        workflow(prepare="return { reservations: [], data: { toJSON: () => ({}) } }; // here"),
-    ),
-    Case(
-        "toJSON-string-key",
-        workflow(
-            prepare="const d = { 'toJSON': function () { return 1; } }; // here\nreturn { reservations: [], data: d };"
-        ),
-    ),
-    Case(
-        "toJSON-assigned",
-        workflow(
-            prepare="const d = {};\nd.toJSON = () => 1; // here\nreturn { reservations: [], data: d };"
-        ),
-    ),
-    Case(
-        "toJSON-assigned-by-subscript",
-        workflow(
-            prepare="const d = {};\nd['toJSON'] = () => 1; // here\nreturn { reservations: [], data: d };"
-        ),
-    ),
-    Case(
-        "valueOf-override",
-        workflow(
-            prepare="const n = { valueOf() { return 2; } }; // here\nreturn { reservations: [], data: { n: n + 1 } };"
-        ),
-    ),
-    Case(
-        "toString-class-method",
-        workflow(before="class Id {\n  toString() { // here\n    return 'x';\n  }\n}"),
-    ),
-    Case(
-        "toJSON-class-field",
-        workflow(before="class Row {\n  toJSON = () => ({}); // here\n}"),
-    ),
-    Case(
-        "thenable-returned",
-        workflow(next_="return { then(resolve) { resolve(1); } }; // here"),
-    ),
-    Case(
-        "symbol-to-primitive",
-        workflow(
-            prepare="const v = { [Symbol.toPrimitive]() { return 1; } }; // here\nreturn { reservations: [], data: { v: `${v}` } };"
-        ),
-    ),
-    Case(
         "symbol-iterator-assigned",
         workflow(before="const list = {};\nlist[Symbol.iterator] = function* () {}; // here"),
-    ),
-    Case(
-        "define-property-getter",
-        workflow(
-            before=(
-                "const handlers = {};\n"
-                "Object.defineProperty(handlers, 'send', { get() { return 1; } }); // here"
-            )
-        ),
     ),
     Case(
         "define-property-descriptor-from-a-variable",
@@ -126,16 +31,6 @@ INVALID = [
     Case(
         "reflect-define-property",
         workflow(before="const o = {};\nReflect.defineProperty(o, 'x', { set(v) {} }); // here"),
-    ),
-    Case(
-        "define-properties",
-        workflow(
-            before="const o = {};\nObject.defineProperties(o, { x: { get: () => 1 } }); // here"
-        ),
-    ),
-    Case(
-        "object-create-with-accessor",
-        workflow(before="const o = Object.create({}, { x: { get: () => 1 } }); // here"),
     ),
     Case(
         "define-getter-legacy",
@@ -170,6 +65,76 @@ INVALID = [
     Case(
         "assign-into-prototype",
         workflow(before="Object.assign(Array.prototype, { x: 1 }); // here"),
+    ),
+    Case(
+        "getter-making-a-ctx-call",
+        workflow(
+            mutate=(
+                "const m = { to: 'a', subject: 's', get body() { // here\n"
+                "  ctx.gmail.search({}); return 'b';\n} };\nawait ctx.gmail.send(m);"
+            )
+        ),
+    ),
+    Case(
+        "toJSON-making-a-ctx-call",
+        workflow(
+            prepare=(
+                "const d = { toJSON: () => ctx.gmail.search({}) }; // here\n"
+                "return { reservations: [], data: d };"
+            )
+        ),
+    ),
+    Case(
+        "class-getter-making-a-ctx-call",
+        workflow(
+            prepare=(
+                "class Box { get v() { // here\n  return ctx.gmail.search({});\n} }\n"
+                "return { reservations: [], data: { v: new Box().v } };"
+            )
+        ),
+    ),
+    Case(
+        "toJSON-named-elsewhere",
+        workflow(
+            before="function render() { return 1; }",
+            prepare="const d = {};\nd.toJSON = render; // here\nreturn { reservations: [], data: d };",
+        ),
+    ),
+    Case(
+        "symbol-species",
+        workflow(
+            before=(
+                "class L extends Array {\n  static get [Symbol.species]() { // here\n"
+                "    return Array;\n  }\n}"
+            )
+        ),
+    ),
+    Case(
+        "ctx-call-in-a-sort-comparator",
+        workflow(
+            prepare=(
+                "const xs = [2, 1].sort((a, b) => { ctx.gmail.search({}); return a - b; }); // here\n"
+                "return { reservations: [], data: { xs } };"
+            )
+        ),
+    ),
+    Case(
+        "ctx-call-in-a-replacer-passed-by-name",
+        workflow(
+            prepare=(
+                "const r = (k, v) => { ctx.gmail.search({}); return v; }; // here\n"
+                "const t = JSON.stringify({ a: 1 }, r);\nreturn { reservations: [], data: { t } };"
+            )
+        ),
+    ),
+    Case(
+        "ctx-call-in-a-function-never-called",
+        workflow(
+            prepare=(
+                "const later = () => ctx.gmail.search({}); // here\n"
+                "return { reservations: [], data: { later: typeof later } };"
+            )
+        ),
     ),
 ]
 
@@ -236,6 +201,129 @@ VALID = [
         "array-methods-called",
         workflow(next_="const xs = [1, 2].map((v) => v * 2);\nconsole.log(xs);"),
     ),
+    Case(
+        "getter-on-connector-argument",
+        workflow(
+            mutate="await ctx.gmail.send({ to: 'a', subject: 's', get body() {\n  return 'b';\n} });"
+        ),
+    ),
+    Case(
+        "getter-through-a-binding",
+        workflow(
+            mutate=(
+                "const message = {\n  to: 'a',\n  subject: 's',\n"
+                "  get body() {\n    return 'b';\n  },\n};\n"
+                "await ctx.gmail.send(message);"
+            )
+        ),
+    ),
+    Case(
+        "setter-at-module-level",
+        workflow(before="const config = {\n  set mode(v) {\n    this.m = v;\n  },\n};"),
+    ),
+    Case(
+        "class-getter",
+        workflow(
+            before="class Message {\n  get body() {\n    return 'b';\n  }\n}",
+            mutate="await ctx.gmail.send(new Message());",
+        ),
+    ),
+    Case(
+        "static-getter",
+        workflow(before="class Config {\n  static get limit() {\n    return 3;\n  }\n}"),
+    ),
+    Case(
+        "toJSON-method-on-argument",
+        workflow(
+            mutate=(
+                "await ctx.gmail.send({\n  to: 'a', subject: 's', body: 'b',\n"
+                "  toJSON() {\n    return this;\n  },\n});"
+            )
+        ),
+    ),
+    Case(
+        "toJSON-arrow-in-returned-object",
+        workflow(prepare="return { reservations: [], data: { toJSON: () => ({}) } };"),
+    ),
+    Case(
+        "toJSON-string-key",
+        workflow(
+            prepare="const d = { 'toJSON': function () { return 1; } };\nreturn { reservations: [], data: d };"
+        ),
+    ),
+    Case(
+        "toJSON-assigned",
+        workflow(
+            prepare="const d = {};\nd.toJSON = () => 1;\nreturn { reservations: [], data: d };"
+        ),
+    ),
+    Case(
+        "toJSON-assigned-by-subscript",
+        workflow(
+            prepare="const d = {};\nd['toJSON'] = () => 1;\nreturn { reservations: [], data: d };"
+        ),
+    ),
+    Case(
+        "valueOf-override",
+        workflow(
+            prepare="const n = { valueOf() { return 2; } };\nreturn { reservations: [], data: { n: n + 1 } };"
+        ),
+    ),
+    Case(
+        "toString-class-method",
+        workflow(before="class Id {\n  toString() {\n    return 'x';\n  }\n}"),
+    ),
+    Case(
+        "toJSON-class-field",
+        workflow(before="class Row {\n  toJSON = () => ({});\n}"),
+    ),
+    Case(
+        "thenable-returned",
+        workflow(next_="return { then(resolve) { resolve(1); } };"),
+    ),
+    Case(
+        "symbol-to-primitive",
+        workflow(
+            prepare="const v = { [Symbol.toPrimitive]() { return 1; } };\nreturn { reservations: [], data: { v: `${v}` } };"
+        ),
+    ),
+    Case(
+        "define-property-getter",
+        workflow(
+            before=(
+                "const handlers = {};\n"
+                "Object.defineProperty(handlers, 'send', { get() { return 1; } });"
+            )
+        ),
+    ),
+    Case(
+        "define-properties",
+        workflow(before="const o = {};\nObject.defineProperties(o, { x: { get: () => 1 } });"),
+    ),
+    Case(
+        "object-create-with-accessor",
+        workflow(before="const o = Object.create({}, { x: { get: () => 1 } });"),
+    ),
+    Case(
+        "ctx-call-in-a-function-passed-by-name-to-map",
+        workflow(
+            prepare=(
+                "const one = (id) => ctx.gmail.getById({ id });\n"
+                "const found = await Promise.all(['a', 'b'].map(one));\n"
+                "return { reservations: [], data: { n: found.length } };"
+            )
+        ),
+    ),
+    Case(
+        "ctx-call-in-a-declared-function-passed-to-then",
+        workflow(
+            prepare=(
+                "async function more(n) { return ctx.gmail.search({ n }); }\n"
+                "const found = await Promise.resolve(1).then(more);\n"
+                "return { reservations: [], data: { found } };"
+            )
+        ),
+    ),
 ]
 
 
@@ -273,36 +361,69 @@ def _script(hook: str, form: str, place: str) -> str:
     )
 
 
+CTX_FORMS = [
+    "{ NAME() { CALL; return 1; } }",
+    "{ NAME: () => CALL }",
+    "{ NAME: function () { return CALL; } }",
+    "{ 'NAME': (x) => CALL }",
+    "{ ['NAME']() { return CALL; } }",
+]
+CTX_PLACES = ["argument", "returned", "alias"]
+
+
 @given(st.sampled_from(HOOKS), st.sampled_from(FORMS), st.sampled_from(PLACES))
-def test_every_implicitly_called_method_is_refused_wherever_it_is_defined(
+def test_a_hook_written_in_place_without_ctx_is_accepted_wherever_it_is_defined(
     hook: str, form: str, place: str
 ) -> None:
     report = validate(_script(hook, form, place))
+    assert [d for d in report.diagnostics if d.rule == RULE] == []
+
+
+@given(
+    st.sampled_from(HOOKS),
+    st.sampled_from(CTX_FORMS),
+    st.sampled_from(CTX_PLACES),
+    st.sampled_from(["ctx.gmail.search({})", "ctx.sheets.listRows({ spreadsheetId: 'x' })"]),
+)
+def test_a_hook_making_a_ctx_call_is_refused_once_wherever_it_is_defined(
+    hook: str, form: str, place: str, call: str
+) -> None:
+    report = validate(_script(hook, form.replace("CALL", call), place))
     assert not report.ok
     assert [d.rule for d in report.diagnostics if d.rule == RULE] == [RULE]
 
 
 ADVERSARIAL = Path(__file__).parents[2] / "sandbox" / "adversarial"
-IMPLICIT_SCRIPTS = [
-    "hostile_getter_argument.js",
-    "hostile_toJSON_argument_loop.js",
-    "hostile_toJSON_argument_throw.js",
-    "loop_in_result_getter.js",
-    "loop_in_thenable_result.js",
+REFUSED_SCRIPTS = [
     "pollute_array_push.js",
     "pollute_function_call.js",
     "pollute_object_then.js",
     "pollute_object_toJSON.js",
     "proxy_changing_argument.js",
-    "recursion_in_toJSON.js",
     "replace_json.js",
+    "throw_proxy.js",
+]
+CONTAINED_SCRIPTS = [
+    "hostile_getter_argument.js",
+    "hostile_toJSON_argument_loop.js",
+    "hostile_toJSON_argument_throw.js",
+    "loop_in_result_getter.js",
+    "loop_in_thenable_result.js",
+    "recursion_in_toJSON.js",
     "symbol_toprimitive_result.js",
     "throw_hostile_stack.js",
-    "throw_proxy.js",
 ]
 
 
-@pytest.mark.parametrize("name", IMPLICIT_SCRIPTS)
-def test_the_sandbox_adversarial_scripts_that_run_code_implicitly_are_refused(name: str) -> None:
+@pytest.mark.parametrize("name", REFUSED_SCRIPTS)
+def test_adversarial_scripts_the_runtime_cannot_check_are_refused(name: str) -> None:
     report = validate((ADVERSARIAL / name).read_text(encoding="utf-8"), filename=name)
     assert RULE in {d.rule for d in report.diagnostics}
+
+
+@pytest.mark.parametrize("name", CONTAINED_SCRIPTS)
+def test_adversarial_hooks_without_ctx_calls_are_left_to_the_sandbox_limits(name: str) -> None:
+    text = (ADVERSARIAL / name).read_text(encoding="utf-8")
+    assert RULE not in {d.rule for d in validate(text, filename=name).diagnostics}
+    assert "// expect:" in text
+    assert not text.split("// expect:", 1)[1].lstrip().startswith("mutation")
