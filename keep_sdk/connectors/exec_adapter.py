@@ -153,7 +153,10 @@ class ExecAdapter(Connector):
 
     def _run(self, what: str, args: ExecCall, invocation: InvocationContext) -> DurableAnswer:
         adapter, path, query = parse_exec_url(args.adapter)
-        spec = self._program(adapter)
+        try:
+            spec = self._program(adapter)
+        except InvalidArguments as refused:
+            return Done(ok=False, error=str(refused))
         env = {name: os.environ[name] for name in spec.env if name in os.environ}
         masked = Redactor(v for v in env.values() if len(v) >= _SECRET_MIN)
         timeout_s = spec.timeout_s if spec.timeout_s is not None else self.call_timeout_s

@@ -199,7 +199,8 @@ def test_a_script_naming_an_unlisted_program_never_runs_it(tmp_path: Path) -> No
     assert not (tmp_path / "pwned").exists()
     assert not list(tmp_path.rglob("pwned"))
     folder.check_clean()
-    [(_, error)] = folder.consumer_runs()
+    [(status, error)] = folder.consumer_runs()
+    assert status is RunStatus.FAILED_LOGIC
     assert "adapter 'sh' is not an adapter listed in keep.toml" in error
     assert "[connectors.exec.adapters.sh]" in "\n".join(folder.outputs)
-    assert code == 0
+    assert code == 1

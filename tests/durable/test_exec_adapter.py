@@ -175,6 +175,6 @@ def test_a_program_not_on_the_operators_list_never_runs(
     exec_env.request(f"keep+exec://sh/x?q=$(touch {marker})")
     exec_env.work(rounds=3)
     [run] = exec_env.store.list_runs()
-    assert run.status is not RunStatus.ACTIVE
+    assert run.status is RunStatus.FAILED_LOGIC
     assert "adapter 'sh' is not an adapter listed in keep.toml" in (run.error or "")
     assert not marker.exists()
