@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from keep_sdk.cli.options import json_option
+from keep_sdk.cli._options import json_option
 from keep_sdk.cli.support import EXIT_PROBLEM, EXIT_USAGE, fail, print_json, read_text
 from keep_sdk.cli.text import console, line, styled
 from keep_sdk.errors import ConfigurationError

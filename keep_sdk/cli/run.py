@@ -18,15 +18,16 @@ from rich.table import Table
 from rich.text import Text
 
 from keep_sdk.app import load_seed
-from keep_sdk.cli.deploy import deploy_script, validated
-from keep_sdk.cli.observing import observability_options, watching
-from keep_sdk.cli.options import (
+from keep_sdk.cli._deploy import deploy_script, validated
+from keep_sdk.cli._observing import observability_options, watching
+from keep_sdk.cli._options import (
     doubles_option,
     isolation_option,
     json_option,
     opened,
     store_option,
 )
+from keep_sdk.cli._views import at, render_status
 from keep_sdk.cli.outputs import RunOutput, StatusOutput
 from keep_sdk.cli.support import (
     EXIT_PROBLEM,
@@ -38,7 +39,6 @@ from keep_sdk.cli.support import (
     reports_errors,
 )
 from keep_sdk.cli.text import console, line, shown, styled
-from keep_sdk.cli.views import at, render_status
 from keep_sdk.errors import ConfigurationError, StoreUnavailable
 from keep_sdk.model import RunStatus
 from keep_sdk.scheduler import (

@@ -12,7 +12,7 @@ import importlib.util
 
 import click
 
-from keep_sdk.cli.options import store_option
+from keep_sdk.cli._options import store_option
 from keep_sdk.cli.support import EXIT_USAGE, fail, reports_errors
 
 __all__ = ["serve_command"]
@@ -72,7 +72,7 @@ def serve_command(store_url: str | None, host: str, port: int, token: str | None
         click.echo(f"keep console on {settings.store_url or 'the default store'}", err=True)
         click.echo(f"sign in: {link}", err=True)
 
-    from keep_sdk.cli.options import opened
+    from keep_sdk.cli._options import opened
 
     with opened(store_url, isolation=settings.isolation, must_exist=True) as installation:
         serve(

@@ -7,17 +7,17 @@ every problem, every relative path resolved against the file's folder), and
 `install_log_redaction` keeps its secrets out of every log record.
 """
 
-from keep_sdk.config.find import (
+from keep_sdk.config._find import (
     CONFIG_ENV,
     CONFIG_NAME,
     ConfigReason,
     ConfigSource,
     find_config,
 )
-from keep_sdk.config.load import ConfiguredInstance, KeepConfig, load_config
-from keep_sdk.config.paths import RelativePaths, resolve_paths
+from keep_sdk.config._load import ConfiguredInstance, KeepConfig, load_config
+from keep_sdk.config._paths import RelativePaths, resolve_paths
+from keep_sdk.config._redaction import install_log_redaction
 from keep_sdk.config.policy import PolicyValue
-from keep_sdk.config.redaction import install_log_redaction
 
 __all__ = [
     "CONFIG_ENV",

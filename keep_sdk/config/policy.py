@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import JsonValue, ValidationError
 
-from keep_sdk.config.errors import explain
+from keep_sdk.config._errors import explain
 from keep_sdk.model import HostPolicy
 
 __all__ = [

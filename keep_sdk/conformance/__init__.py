@@ -7,8 +7,8 @@ since it needs pytest; the other names work without it.
 
 from typing import Any
 
+from keep_sdk.conformance._support import FaultInjector, InjectedFault, ManualClock
 from keep_sdk.conformance.postgres import PostgresServer, PostgresUnavailable
-from keep_sdk.conformance.support import FaultInjector, InjectedFault, ManualClock
 
 __all__ = [
     "FaultInjector",

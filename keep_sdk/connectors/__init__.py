@@ -1,10 +1,10 @@
 """Connector SDK: declare operations, validate arguments, derive idempotency keys."""
 
+from keep_sdk.connectors._idempotency import idempotency_key
+from keep_sdk.connectors._registry import ConnectorSet
 from keep_sdk.connectors.base import Connector
 from keep_sdk.connectors.exec_adapter import ExecAdapter, parse_exec_url
-from keep_sdk.connectors.idempotency import idempotency_key
 from keep_sdk.connectors.operation import Operation, operation
-from keep_sdk.connectors.registry import ConnectorSet
 from keep_sdk.contract.manifest import ConnectorManifest, Manifest, OperationManifest
 
 __all__ = [

@@ -35,10 +35,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
 
+from keep_sdk.connectors._exec_settings import DEFAULT_ENV, ExecSettings
+from keep_sdk.connectors._process import run_bounded
 from keep_sdk.connectors.base import Connector
-from keep_sdk.connectors.exec_settings import DEFAULT_ENV, ExecSettings
 from keep_sdk.connectors.operation import operation
-from keep_sdk.connectors.process import run_bounded
 from keep_sdk.connectors.secrets import Redactor
 from keep_sdk.contract.durable import Done, DurableAnswer, InvocationContext
 from keep_sdk.errors import ConfigurationError, ConnectorError, InvalidArguments, TransientError

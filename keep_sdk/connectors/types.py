@@ -11,9 +11,9 @@ from typing import Any
 from pydantic import model_validator
 
 from keep_sdk.connectors import http, sql
+from keep_sdk.connectors._exec_settings import ExecSettings
 from keep_sdk.connectors.base import Connector
 from keep_sdk.connectors.configured import ConnectorType
-from keep_sdk.connectors.exec_settings import ExecSettings
 from keep_sdk.connectors.mail.settings import MailSettings
 from keep_sdk.connectors.mcp.settings import McpSettings
 from keep_sdk.connectors.secrets import Secret

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from keep_sdk.plugins.manager import KeepPlugins, default_plugins
+from keep_sdk.plugins._manager import KeepPlugins, default_plugins
 
 if TYPE_CHECKING:
     from keep_sdk.model import HostPolicy

@@ -25,12 +25,12 @@ if TYPE_CHECKING:
     from keep_sdk.cases import parse_case_file as parse_case_file
     from keep_sdk.cases import run_case as run_case
     from keep_sdk.cases import run_case_file as run_case_file
-    from keep_sdk.repair.loop import Fixer as Fixer
-    from keep_sdk.repair.loop import RepairResult as RepairResult
-    from keep_sdk.repair.loop import Round as Round
-    from keep_sdk.repair.loop import Verdict as Verdict
-    from keep_sdk.repair.loop import check as check
-    from keep_sdk.repair.loop import repair as repair
+    from keep_sdk.repair._loop import Fixer as Fixer
+    from keep_sdk.repair._loop import RepairResult as RepairResult
+    from keep_sdk.repair._loop import Round as Round
+    from keep_sdk.repair._loop import Verdict as Verdict
+    from keep_sdk.repair._loop import check as check
+    from keep_sdk.repair._loop import repair as repair
     from keep_sdk.repair.replay import Difference as Difference
     from keep_sdk.repair.replay import ReplayOutcome as ReplayOutcome
     from keep_sdk.repair.replay import ReplaySummary as ReplaySummary
@@ -42,19 +42,19 @@ _HOMES: dict[str, str] = {
     "CaseFile": "keep_sdk.cases",
     "CaseResult": "keep_sdk.cases",
     "Difference": "keep_sdk.repair.replay",
-    "Fixer": "keep_sdk.repair.loop",
+    "Fixer": "keep_sdk.repair._loop",
     "Mismatch": "keep_sdk.cases",
-    "RepairResult": "keep_sdk.repair.loop",
+    "RepairResult": "keep_sdk.repair._loop",
     "ReplayOutcome": "keep_sdk.repair.replay",
     "ReplaySummary": "keep_sdk.repair.replay",
-    "Round": "keep_sdk.repair.loop",
+    "Round": "keep_sdk.repair._loop",
     "RunReplay": "keep_sdk.repair.replay",
     "TestCase": "keep_sdk.cases",
-    "Verdict": "keep_sdk.repair.loop",
-    "check": "keep_sdk.repair.loop",
+    "Verdict": "keep_sdk.repair._loop",
+    "check": "keep_sdk.repair._loop",
     "load_case_file": "keep_sdk.cases",
     "parse_case_file": "keep_sdk.cases",
-    "repair": "keep_sdk.repair.loop",
+    "repair": "keep_sdk.repair._loop",
     "replay_runs": "keep_sdk.repair.replay",
     "run_case": "keep_sdk.cases",
     "run_case_file": "keep_sdk.cases",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from keep_sdk.errors import ConfigurationError
-from keep_sdk.repair.loop import Fixer, Verdict
+from keep_sdk.repair._loop import Fixer, Verdict
 
 __all__ = ["SYSTEM_PROMPT", "extract_script", "llm_fixer"]
 

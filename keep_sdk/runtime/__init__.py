@@ -1,17 +1,17 @@
 """The runtime: one producer or consumer run through the sandbox, the store and connectors."""
 
-from keep_sdk.runtime.actions import (
+from keep_sdk.runtime._actions import (
     PersonActions,
     ResolveChoice,
     ledger_decision,
     resolve_choices,
     run_resolution,
 )
+from keep_sdk.runtime._failures import Route, classify, route
+from keep_sdk.runtime._host import PhaseHost, script_event
+from keep_sdk.runtime._schedules import next_run_at
 from keep_sdk.runtime.durable import NotifyReceipt
 from keep_sdk.runtime.engine import CheckedScript, Runtime
-from keep_sdk.runtime.failures import Route, classify, route
-from keep_sdk.runtime.host import PhaseHost, script_event
-from keep_sdk.runtime.schedules import next_run_at
 
 __all__ = [
     "CheckedScript",

@@ -41,7 +41,7 @@ from keep_sdk.stores import HandlerSpec, Store, WorkflowRecord, WorkflowVersion
 
 if TYPE_CHECKING:
     from keep_sdk.contract.manifest import Manifest
-    from keep_sdk.runtime.loading import LoadedWorkflow, WorkflowLoader
+    from keep_sdk.runtime._loading import LoadedWorkflow, WorkflowLoader
 
 __all__ = ["CheckedScript", "Deployer", "LoadedVersion", "records_sites", "with_sites_of"]
 

@@ -55,15 +55,15 @@ from keep_sdk.model import (
     RunStatus,
 )
 from keep_sdk.runtime._deployer import Deployer, LoadedVersion
+from keep_sdk.runtime._failures import classify, route
+from keep_sdk.runtime._host import PhaseHost
+from keep_sdk.runtime._ledger import MutationDesk, chain_root
+from keep_sdk.runtime._observer import Observer
+from keep_sdk.runtime._schedules import next_run_at
+from keep_sdk.runtime._tracing import phase_trace, settle_mutation
 from keep_sdk.runtime.checks import check_prepare_result, check_size
 from keep_sdk.runtime.durable import DurableDesk, durable_failure_escalation, logged_bytes
-from keep_sdk.runtime.failures import classify, route
 from keep_sdk.runtime.frozen import check_frozen, durable_semantics
-from keep_sdk.runtime.host import PhaseHost
-from keep_sdk.runtime.ledger import MutationDesk, chain_root
-from keep_sdk.runtime.observer import Observer
-from keep_sdk.runtime.schedules import next_run_at
-from keep_sdk.runtime.tracing import phase_trace, settle_mutation
 from keep_sdk.sandbox import (
     Completed,
     Determinism,

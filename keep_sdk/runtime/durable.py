@@ -51,7 +51,7 @@ from keep_sdk.errors import (
     UnknownOperation,
 )
 from keep_sdk.model import Escalation, HostPolicy, LedgerEntry, RunRecord
-from keep_sdk.runtime.ledger import chain_root
+from keep_sdk.runtime._ledger import chain_root
 from keep_sdk.sandbox.codec import BoundaryError, check, loads, scan
 from keep_sdk.stores import SupportsDurable
 

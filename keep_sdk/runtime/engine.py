@@ -31,17 +31,17 @@ from keep_sdk.connectors import ConnectorSet
 from keep_sdk.model import HostPolicy, LedgerEntry, RunPhase, RunRecord
 from keep_sdk.runtime._deployer import CheckedScript, Deployer
 from keep_sdk.runtime._driver import TRANSIENT_MARK, Driver
+from keep_sdk.runtime._ledger import MutationDesk
+from keep_sdk.runtime._observer import Observer
 from keep_sdk.runtime._runs import TIMEOUT_ACTIONS, Runs
 from keep_sdk.runtime.durable import DurableDesk, NotifyReceipt
-from keep_sdk.runtime.ledger import MutationDesk
-from keep_sdk.runtime.observer import Observer
 from keep_sdk.sandbox import Isolation
 from keep_sdk.stores import Store
 
 if TYPE_CHECKING:
     from keep_sdk.contract.manifest import DurableDeclaration, Manifest
     from keep_sdk.contract.observations import Observation
-    from keep_sdk.runtime.loading import WorkflowLoader
+    from keep_sdk.runtime._loading import WorkflowLoader
 
 __all__ = ["TIMEOUT_ACTIONS", "TRANSIENT_MARK", "CheckedScript", "Runtime"]
 

@@ -17,10 +17,10 @@ validated `WorkflowManifest`); without them no ctx call is performed.
 `ProcessIsolation` runs the same phase in a killable worker process.
 """
 
+from keep_sdk.sandbox._host import HostInterface
+from keep_sdk.sandbox._isolation import InProcessIsolation, Isolation
 from keep_sdk.sandbox.capabilities import Capabilities
 from keep_sdk.sandbox.engine import run_phase
-from keep_sdk.sandbox.host import HostInterface
-from keep_sdk.sandbox.isolation import InProcessIsolation, Isolation
 from keep_sdk.sandbox.outcome import (
     CallFailed,
     Completed,

@@ -23,18 +23,20 @@ from pydantic import JsonValue
 from keep_sdk.errors import KeepError
 from keep_sdk.model import HandlerPhase
 from keep_sdk.sandbox import codec
-from keep_sdk.sandbox.arguments import connector_arguments, topic_arguments
-from keep_sdk.sandbox.bytecode import ModuleLoader, PreludeLoader
-from keep_sdk.sandbox.capabilities import Capabilities
-from keep_sdk.sandbox.codec import BoundaryError
-from keep_sdk.sandbox.failures import (
+from keep_sdk.sandbox._arguments import connector_arguments, topic_arguments
+from keep_sdk.sandbox._failures import (
     PRELUDE_PAD,
     outcome_for_engine_exception,
     outcome_for_host_error,
     outcome_for_thrown,
     script_location,
 )
-from keep_sdk.sandbox.host import HostInterface
+from keep_sdk.sandbox._host import HostInterface
+from keep_sdk.sandbox._shadowing import keep_declared_at
+from keep_sdk.sandbox._sites import ApprovedSites
+from keep_sdk.sandbox.bytecode import ModuleLoader, PreludeLoader
+from keep_sdk.sandbox.capabilities import Capabilities
+from keep_sdk.sandbox.codec import BoundaryError
 from keep_sdk.sandbox.interrupt import CPU_TIME, WALL_TIME, InterruptGuard
 from keep_sdk.sandbox.outcome import (
     Completed,
@@ -52,8 +54,6 @@ from keep_sdk.sandbox.outcome import (
 )
 from keep_sdk.sandbox.returns import Marked
 from keep_sdk.sandbox.setup import build_setup, config_text, setup_for
-from keep_sdk.sandbox.shadowing import keep_declared_at
-from keep_sdk.sandbox.sites import ApprovedSites
 from keep_sdk.sandbox.stack import safe_stack_bytes
 
 __all__ = ["ARGUMENT_ENVELOPE", "PUBLISH_RESERVE", "PhaseRun", "prelude_source", "run_phase"]

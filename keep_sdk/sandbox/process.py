@@ -26,10 +26,10 @@ from pydantic import JsonValue
 from keep_sdk.errors import InternalError
 from keep_sdk.model import SandboxLimits
 from keep_sdk.sandbox import codec
+from keep_sdk.sandbox._failures import outcome_for_host_error
+from keep_sdk.sandbox._host import HostInterface
 from keep_sdk.sandbox.contexts import CONTEXT_FIELDS, ContextLog, RequestContexts
-from keep_sdk.sandbox.failures import outcome_for_host_error
 from keep_sdk.sandbox.frames import FrameError, FrameReader, FrameTimeout, write_frame
-from keep_sdk.sandbox.host import HostInterface
 from keep_sdk.sandbox.outcome import (
     HostCall,
     InternalFailure,

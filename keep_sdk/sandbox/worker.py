@@ -25,9 +25,9 @@ from pydantic import JsonValue, TypeAdapter
 
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HostPolicy
+from keep_sdk.sandbox._failures import RelayedOutcome
 from keep_sdk.sandbox.contexts import ContextLog
 from keep_sdk.sandbox.engine import run_phase
-from keep_sdk.sandbox.failures import RelayedOutcome
 from keep_sdk.sandbox.frames import read_frame, write_frame
 from keep_sdk.sandbox.outcome import Outcome, PhaseRequest
 

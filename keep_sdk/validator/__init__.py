@@ -16,13 +16,14 @@ from keep_sdk.contract.workflow import (
     Span,
     WorkflowManifest,
 )
-from keep_sdk.validator.diagnostics import (
+from keep_sdk.validator._diagnostics import (
     Diagnostic,
     RelatedLocation,
     Report,
     ReportSet,
     Severity,
 )
+from keep_sdk.validator._render import render_json, render_sarif, render_text, sarif_log
 from keep_sdk.validator.engine import analyze, validate
 from keep_sdk.validator.facts import (
     Analysis,
@@ -38,7 +39,6 @@ from keep_sdk.validator.facts import (
     TopicUse,
     UnknownOperationUse,
 )
-from keep_sdk.validator.render import render_json, render_sarif, render_text, sarif_log
 from keep_sdk.validator.rule import Finding, Related, Rule, RuleMeta
 
 __all__ = [

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HostPolicy
-from keep_sdk.validator.diagnostics import Diagnostic, RelatedLocation, Report
+from keep_sdk.validator._diagnostics import Diagnostic, RelatedLocation, Report
 from keep_sdk.validator.extract import extract_workflow
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.globals_scan import scan_globals

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import tree_sitter
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from keep_sdk.validator.diagnostics import Severity
+from keep_sdk.validator._diagnostics import Severity
 
 if TYPE_CHECKING:
     from keep_sdk.validator.facts import Analysis, Handler

@@ -7,28 +7,28 @@ conservative defaults; a test needing one the class does not declare is skipped
 with the capability's name.
 """
 
+from keep_sdk.conformance.stores._backlog import BacklogTests
+from keep_sdk.conformance.stores._base import StoreTestBase
+from keep_sdk.conformance.stores._changes import ChangeTests
+from keep_sdk.conformance.stores._clauses import ClauseTests
+from keep_sdk.conformance.stores._commits import CommitTests
+from keep_sdk.conformance.stores._durable import DurableTestBase, DurableTests
+from keep_sdk.conformance.stores._durable_clauses import DurableClauseTests
+from keep_sdk.conformance.stores._leases import LeaseTests
+from keep_sdk.conformance.stores._ledger import LedgerTests
+from keep_sdk.conformance.stores._pages import CountTests, PageTests
+from keep_sdk.conformance.stores._publish import PublishTests
+from keep_sdk.conformance.stores._queries import QueryTests
+from keep_sdk.conformance.stores._reservations import ReservationTests
+from keep_sdk.conformance.stores._run_facts import RunFactTests
+from keep_sdk.conformance.stores._runs import RunTests
 from keep_sdk.conformance.stores._support import (
     FaultInjector,
     InjectedFault,
     ManualClock,
     snapshot,
 )
-from keep_sdk.conformance.stores.backlog import BacklogTests
-from keep_sdk.conformance.stores.base import StoreTestBase
-from keep_sdk.conformance.stores.changes import ChangeTests
-from keep_sdk.conformance.stores.clauses import ClauseTests
-from keep_sdk.conformance.stores.commits import CommitTests
-from keep_sdk.conformance.stores.durable import DurableTestBase, DurableTests
-from keep_sdk.conformance.stores.durable_clauses import DurableClauseTests
-from keep_sdk.conformance.stores.leases import LeaseTests
-from keep_sdk.conformance.stores.ledger import LedgerTests
-from keep_sdk.conformance.stores.pages import CountTests, PageTests
-from keep_sdk.conformance.stores.publish import PublishTests
-from keep_sdk.conformance.stores.queries import QueryTests
-from keep_sdk.conformance.stores.reservations import ReservationTests
-from keep_sdk.conformance.stores.run_facts import RunFactTests
-from keep_sdk.conformance.stores.runs import RunTests
-from keep_sdk.conformance.stores.times import TimeTests
+from keep_sdk.conformance.stores._times import TimeTests
 
 __all__ = [
     "BacklogTests",

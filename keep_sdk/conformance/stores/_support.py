@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from keep_sdk.conformance.support import FaultInjector, InjectedFault, ManualClock
+from keep_sdk.conformance._support import FaultInjector, InjectedFault, ManualClock
 from keep_sdk.model import HandlerKind
 from keep_sdk.stores import HandlerSpec, Store
 

@@ -6,14 +6,14 @@ The built-in plugin (`keep_sdk.plugins.builtin`) registers them.
 
 from __future__ import annotations
 
-from keep_sdk.connectors.builtin.approvals import Approvals
-from keep_sdk.connectors.builtin.double import ServiceDouble
+from keep_sdk.connectors.builtin._approvals import Approvals
+from keep_sdk.connectors.builtin._double import ServiceDouble
+from keep_sdk.connectors.builtin._gmail import Gmail
+from keep_sdk.connectors.builtin._jobs import Jobs
+from keep_sdk.connectors.builtin._sheets import Sheets
+from keep_sdk.connectors.builtin._slack import Slack
 from keep_sdk.connectors.builtin.faults import Fault, FaultKind, FaultPlan
-from keep_sdk.connectors.builtin.gmail import Gmail
-from keep_sdk.connectors.builtin.jobs import Jobs
 from keep_sdk.connectors.builtin.seeding import SEED_FAULT_KINDS, SEED_SHAPES, SeedFault
-from keep_sdk.connectors.builtin.sheets import Sheets
-from keep_sdk.connectors.builtin.slack import Slack
 
 __all__ = [
     "BUILTIN_CONNECTORS",

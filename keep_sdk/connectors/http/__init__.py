@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from keep_sdk.connectors.http.settings import HttpOperation, HttpReconcile, HttpSettings
+from keep_sdk.connectors.http._settings import HttpOperation, HttpReconcile, HttpSettings
 
 if TYPE_CHECKING:
     from keep_sdk.connectors.base import Connector

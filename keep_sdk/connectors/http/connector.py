@@ -25,16 +25,16 @@ from urllib.parse import quote, urljoin, urlsplit
 import httpx
 from pydantic import JsonValue
 
+from keep_sdk.connectors._limits import CallLimits
 from keep_sdk.connectors.configured import ConfiguredConnector
-from keep_sdk.connectors.http.reading import (
+from keep_sdk.connectors.http._reading import (
     ACCEPT_ENCODING,
     BodyTooLarge,
     DeadlinePassed,
     UnknownEncoding,
     read_bounded,
 )
-from keep_sdk.connectors.http.settings import IDEMPOTENCY_KEY, HttpSettings, path_parameters
-from keep_sdk.connectors.limits import CallLimits
+from keep_sdk.connectors.http._settings import IDEMPOTENCY_KEY, HttpSettings, path_parameters
 from keep_sdk.connectors.secrets import Redactor, Secret, secrets_in
 from keep_sdk.errors import (
     InvalidArguments,

@@ -1,5 +1,6 @@
 """The mail connector: read a Maildir, send over SMTP, reconcile sends in a Sent Maildir."""
 
+from keep_sdk.connectors.mail._messages import message_id_for
 from keep_sdk.connectors.mail.connector import (
     MailConnector,
     MailSearch,
@@ -7,7 +8,6 @@ from keep_sdk.connectors.mail.connector import (
     MessageRef,
     build,
 )
-from keep_sdk.connectors.mail.messages import message_id_for
 from keep_sdk.connectors.mail.settings import MailSettings
 
 __all__ = [

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic.alias_generators import to_camel
 
 from keep_sdk.connectors.base import Connector
-from keep_sdk.connectors.mail.messages import (
+from keep_sdk.connectors.mail._messages import (
     find_by_message_id,
     message_id_for,
     message_json,
@@ -19,8 +19,8 @@ from keep_sdk.connectors.mail.messages import (
     outgoing,
     parse,
 )
+from keep_sdk.connectors.mail._smtp import transmit
 from keep_sdk.connectors.mail.settings import MailSettings
-from keep_sdk.connectors.mail.smtp import transmit
 from keep_sdk.connectors.operation import Operation
 from keep_sdk.errors import ConfigurationError, TransientError
 from keep_sdk.model import OperationKind, ReconcileOutcome, ReconcileStatus

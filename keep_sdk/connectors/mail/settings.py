@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from keep_sdk.connectors.settings import resolve_path
+from keep_sdk.connectors._settings import resolve_path
 
 __all__ = ["MailSettings"]
 

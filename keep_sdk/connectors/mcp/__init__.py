@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from keep_sdk.connectors.mcp.settings import McpSettings, McpToolSettings
 
 if TYPE_CHECKING:
+    from keep_sdk.connectors.mcp._link import META_KEY
     from keep_sdk.connectors.mcp.connector import McpConnector, build
-    from keep_sdk.connectors.mcp.link import META_KEY
     from keep_sdk.connectors.mcp.tools import js_name
 
 __all__ = ["META_KEY", "McpConnector", "McpSettings", "McpToolSettings", "build", "js_name"]
@@ -21,7 +21,7 @@ __all__ = ["META_KEY", "McpConnector", "McpSettings", "McpToolSettings", "build"
 _LAZY = {
     "McpConnector": "keep_sdk.connectors.mcp.connector",
     "build": "keep_sdk.connectors.mcp.connector",
-    "META_KEY": "keep_sdk.connectors.mcp.link",
+    "META_KEY": "keep_sdk.connectors.mcp._link",
     "js_name": "keep_sdk.connectors.mcp.tools",
 }
 

@@ -13,7 +13,7 @@ from mcp.types import CallToolResult, TextContent, Tool
 from pydantic import JsonValue
 
 from keep_sdk.connectors.base import Connector
-from keep_sdk.connectors.mcp.link import CallFailed, Dropped, Link, TooLarge, Unreachable
+from keep_sdk.connectors.mcp._link import CallFailed, Dropped, Link, TooLarge, Unreachable
 from keep_sdk.connectors.mcp.portal import Portal
 from keep_sdk.connectors.mcp.settings import McpSettings
 from keep_sdk.connectors.mcp.tools import ToolArguments, tool_operations

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
-from keep_sdk.connectors.settings import resolve_path
+from keep_sdk.connectors._settings import resolve_path
 from keep_sdk.model import OperationKind
 
 __all__ = ["McpSettings", "McpToolSettings"]

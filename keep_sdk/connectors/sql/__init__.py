@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from keep_sdk.connectors.sql.settings import SqlLookup, SqlOperation, SqlSettings
+from keep_sdk.connectors.sql._settings import SqlLookup, SqlOperation, SqlSettings
 
 if TYPE_CHECKING:
     from keep_sdk.connectors.base import Connector
@@ -18,6 +18,6 @@ __all__ = ["SqlLookup", "SqlOperation", "SqlSettings", "build"]
 
 def build(name: str, settings: SqlSettings) -> Connector:
     """The SQL connector `name` configured by `settings`."""
-    from keep_sdk.connectors.sql.connector import build as build_sql
+    from keep_sdk.connectors.sql._connector import build as build_sql
 
     return build_sql(name, settings)

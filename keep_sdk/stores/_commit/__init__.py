@@ -1,5 +1,5 @@
 """The commit points of the store contract, written once over the `Transaction` protocol."""
 
-from keep_sdk.stores._commit.base import TransactionalStore
+from keep_sdk.stores._commit._base import TransactionalStore
 
 __all__ = ["TransactionalStore"]

@@ -18,7 +18,7 @@ from keep_sdk.model import (
     RunRecord,
     RunStatus,
 )
-from keep_sdk.stores._commit.core import StoreCore
+from keep_sdk.stores._commit._core import StoreCore
 from keep_sdk.stores._commit.work import (
     require_entry,
     require_event,

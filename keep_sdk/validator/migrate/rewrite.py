@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import tree_sitter
 
 from keep_sdk.validator.fields import Field
-from keep_sdk.validator.migrate.tools import TOOL_OPERATIONS
+from keep_sdk.validator.migrate._tools import TOOL_OPERATIONS
 from keep_sdk.validator.scope import string_literal
 from keep_sdk.validator.source import parse_tree
 

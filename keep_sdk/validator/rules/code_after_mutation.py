@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from keep_sdk.validator.diagnostics import Severity
+from keep_sdk.validator._diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, CapabilityCall, CodeAfterMutation
 from keep_sdk.validator.rule import Finding, Related, Rule, RuleMeta
 from keep_sdk.validator.rules._support import call_key, helper_related, in_order, line_of, why

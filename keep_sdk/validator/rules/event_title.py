@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import tree_sitter
 
-from keep_sdk.validator.diagnostics import Severity
+from keep_sdk.validator._diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from keep_sdk.validator.diagnostics import Severity
+from keep_sdk.validator._diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, GlobalUseKind
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import why

@@ -29,7 +29,7 @@ from typing import Final
 
 import tree_sitter
 
-from keep_sdk.validator.diagnostics import Severity
+from keep_sdk.validator._diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, CapabilityCall, ImplicitCode
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import why

@@ -24,7 +24,7 @@ from typing import Any
 import tree_sitter
 
 from keep_sdk.contract.manifest import Manifest
-from keep_sdk.validator.diagnostics import Severity
+from keep_sdk.validator._diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, CapabilityCall
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 import tree_sitter
 
 from keep_sdk.model import HandlerPhase
-from keep_sdk.validator.diagnostics import Severity
+from keep_sdk.validator._diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.globals_scan import declared_in_script

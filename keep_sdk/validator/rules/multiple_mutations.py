@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import tree_sitter
 
 from keep_sdk.model import HandlerPhase
-from keep_sdk.validator.diagnostics import Severity
+from keep_sdk.validator._diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, CapabilityCall
 from keep_sdk.validator.rule import Finding, Related, Rule, RuleMeta
 from keep_sdk.validator.rules._support import (

@@ -22,7 +22,7 @@ import tree_sitter
 from pydantic import BaseModel
 
 from keep_sdk.model import HandlerPhase, PrepareResult, Reservation, UiInfo
-from keep_sdk.validator.diagnostics import Severity
+from keep_sdk.validator._diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, Handler
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from keep_sdk.contract.globals import RESERVED_PREFIX
-from keep_sdk.validator.diagnostics import Severity
+from keep_sdk.validator._diagnostics import Severity
 from keep_sdk.validator.facts import Analysis
 from keep_sdk.validator.rule import Finding, Rule, RuleMeta
 from keep_sdk.validator.rules._support import why

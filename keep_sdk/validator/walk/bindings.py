@@ -21,9 +21,9 @@ from keep_sdk.validator.scope import (
     declarations,
     is_capability,
 )
-from keep_sdk.validator.walk.dispatch import STATEMENTS
+from keep_sdk.validator.walk._dispatch import STATEMENTS
+from keep_sdk.validator.walk._state import WalkState
 from keep_sdk.validator.walk.flow import Flow
-from keep_sdk.validator.walk.state import WalkState
 
 __all__ = ["Bindings"]
 

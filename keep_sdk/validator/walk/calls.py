@@ -34,11 +34,11 @@ from keep_sdk.validator.scope import (
     Value,
     is_capability,
 )
-from keep_sdk.validator.walk.dispatch import EXPRESSIONS
+from keep_sdk.validator.walk._dispatch import EXPRESSIONS
+from keep_sdk.validator.walk._state import WalkState
 from keep_sdk.validator.walk.flow import Flow, Frame, join
 from keep_sdk.validator.walk.limits import MAX_HELPER_DEPTH, STEP_BUDGET
 from keep_sdk.validator.walk.mutations import PROMISE_COMBINATORS
-from keep_sdk.validator.walk.state import WalkState
 from keep_sdk.validator.walk.values import RESOLVED, PromiseMethod
 
 __all__ = ["Calls"]

@@ -12,9 +12,9 @@ import tree_sitter
 
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import Scope
-from keep_sdk.validator.walk.dispatch import STATEMENTS
+from keep_sdk.validator.walk._dispatch import STATEMENTS
+from keep_sdk.validator.walk._state import WalkState
 from keep_sdk.validator.walk.flow import Flow, join
-from keep_sdk.validator.walk.state import WalkState
 
 __all__ = ["Exceptions"]
 

@@ -27,10 +27,10 @@ from keep_sdk.validator.scope import (
     is_capability,
     string_literal,
 )
-from keep_sdk.validator.walk.dispatch import EXPRESSIONS
+from keep_sdk.validator.walk._dispatch import EXPRESSIONS
+from keep_sdk.validator.walk._state import WalkState
 from keep_sdk.validator.walk.flow import Flow, join
 from keep_sdk.validator.walk.limits import MAX_NESTING
-from keep_sdk.validator.walk.state import WalkState
 
 __all__ = ["NEVER_FREE", "Expressions"]
 

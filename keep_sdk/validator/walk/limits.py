@@ -17,7 +17,7 @@ from __future__ import annotations
 import tree_sitter
 
 from keep_sdk.validator.facts import AnalysisLimit, LimitKind
-from keep_sdk.validator.walk.state import WalkState
+from keep_sdk.validator.walk._state import WalkState
 
 __all__ = ["MAX_HELPER_DEPTH", "MAX_NESTING", "MAX_ROUNDS", "STEP_BUDGET", "Limits"]
 

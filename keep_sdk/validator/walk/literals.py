@@ -21,10 +21,10 @@ from keep_sdk.validator.facts import TopicUse
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import FunctionValue, Scope, StringValue, Value, is_capability
 from keep_sdk.validator.source import words
-from keep_sdk.validator.walk.dispatch import EXPRESSIONS
+from keep_sdk.validator.walk._dispatch import EXPRESSIONS
+from keep_sdk.validator.walk._state import WalkState
 from keep_sdk.validator.walk.expressions import NEVER_FREE
 from keep_sdk.validator.walk.flow import Flow
-from keep_sdk.validator.walk.state import WalkState
 
 __all__ = ["Literals", "may_assign"]
 

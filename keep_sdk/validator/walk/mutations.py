@@ -24,9 +24,9 @@ from keep_sdk.validator.scope import (
     StringValue,
     Value,
 )
-from keep_sdk.validator.walk.dispatch import EXPRESSIONS
+from keep_sdk.validator.walk._dispatch import EXPRESSIONS
+from keep_sdk.validator.walk._state import WalkState
 from keep_sdk.validator.walk.flow import Flow, join
-from keep_sdk.validator.walk.state import WalkState
 from keep_sdk.validator.walk.values import RESOLVED, PromiseMethod
 
 __all__ = ["PROMISE_COMBINATORS", "Mutations"]

@@ -14,10 +14,10 @@ import tree_sitter
 from keep_sdk.validator.facts import CapabilityCall, CodeAfterMutation, HandlerReturn
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import Scope, Value, declare_statement
-from keep_sdk.validator.walk.dispatch import STATEMENTS
+from keep_sdk.validator.walk._dispatch import STATEMENTS
+from keep_sdk.validator.walk._state import WalkState
 from keep_sdk.validator.walk.flow import Flow, Target, join
 from keep_sdk.validator.walk.limits import MAX_NESTING
-from keep_sdk.validator.walk.state import WalkState
 
 __all__ = ["Statements"]
 

@@ -28,7 +28,7 @@ from keep_sdk.validator.scope import (
     Value,
     string_literal,
 )
-from keep_sdk.validator.walk.state import WalkState
+from keep_sdk.validator.walk._state import WalkState
 
 __all__ = ["RESOLVED", "PromiseMethod", "ResolvedPromise", "Values", "is_static"]
 

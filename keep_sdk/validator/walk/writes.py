@@ -22,9 +22,9 @@ from keep_sdk.validator.scope import (
     is_capability,
     string_literal,
 )
-from keep_sdk.validator.walk.dispatch import EXPRESSIONS
+from keep_sdk.validator.walk._dispatch import EXPRESSIONS
+from keep_sdk.validator.walk._state import WalkState
 from keep_sdk.validator.walk.flow import Flow
-from keep_sdk.validator.walk.state import WalkState
 from keep_sdk.validator.walk.values import is_static
 
 __all__ = ["Writes"]

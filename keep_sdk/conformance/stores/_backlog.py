@@ -1,0 +1,53 @@
+"""Peek cost is bounded by the limit, not by how many consumed events a topic holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from keep_sdk.conformance.stores._base import StoreTestBase
+from keep_sdk.conformance.stores._support import ManualClock
+from keep_sdk.model import Event, EventStatus
+from keep_sdk.stores import Store, SupportsBulkLoad, SupportsPeekCost
+
+__all__ = ["BacklogTests"]
+
+
+class BacklogTests(StoreTestBase):
+    """A topic with `backlog_size` consumed events peeks as cheaply as a fresh one."""
+
+    def test_peek_cost_does_not_grow_with_consumed_events(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        if not isinstance(store, SupportsPeekCost) or not isinstance(store, SupportsBulkLoad):
+            pytest.skip("the store implements neither peek_cost nor bulk_load_events")
+        fresh = self.deploy(store)
+        self.publish(store, fresh, *(f"p{i}" for i in range(5)))
+        baseline = store.peek_cost(fresh, "in", limit=10)
+        wf = self.deploy(store)
+        now = clock()
+        store.bulk_load_events(
+            wf,
+            [
+                Event(
+                    id=f"evt_{wf}_{i}",
+                    workflow=wf,
+                    topic="in",
+                    message_id=f"old-{i}",
+                    title=f"Old event {i}",
+                    status=EventStatus.CONSUMED,
+                    reserved_by="run_old",
+                    created_at=now,
+                    updated_at=now,
+                )
+                for i in range(self.backlog_size)
+            ],
+        )
+        self.publish(store, wf, *(f"p{i}" for i in range(5)))
+        cost = store.peek_cost(wf, "in", limit=10)
+        assert [e.message_id for e in store.pending_events(wf, "in", limit=10)] == [
+            f"p{i}" for i in range(5)
+        ]
+        assert cost <= 2 * baseline + 20, (
+            f"peeking a topic with {self.backlog_size} consumed events cost {cost}, "
+            f"a fresh topic {baseline}: peek must read pending events only (an index on them)"
+        )
