@@ -3,7 +3,7 @@
 # shipped store conformance suite. Not part of CI: a full run takes far longer than 10 minutes.
 #
 #   scripts/mutation-test.sh                      # keep_sdk/stores/_commit/ and memory.py
-#   scripts/mutation-test.sh keep_sdk/stores/_commit/leases.py ...   # only these files
+#   scripts/mutation-test.sh keep_sdk/stores/_commit/_leases.py ...   # only these files
 #
 # It installs its own venv (.venv-mutation, with the `mutation` extra), works in a scratch
 # copy of the tracked files (MUTATION_WORKDIR, default a new temporary folder) so the work

@@ -40,7 +40,7 @@ from keep_sdk.cli.support import (
 )
 from keep_sdk.cli.text import console, line, shown, styled
 from keep_sdk.errors import ConfigurationError, StoreUnavailable
-from keep_sdk.model import RunStatus
+from keep_sdk.model import LedgerStatus, RunStatus
 from keep_sdk.scheduler import (
     DEFAULT_LEASE_TTL_S,
     WORKER_RETRY,
@@ -56,11 +56,11 @@ if TYPE_CHECKING:
 __all__ = ["EXIT_WAITING", "run_command", "worker_command"]
 
 _FAILED = (RunStatus.FAILED_LOGIC, RunStatus.FAILED_INTERNAL)
-_WAITING_ON_A_FAULT = (RunStatus.PAUSED_TRANSIENT, RunStatus.PAUSED_RECONCILIATION)
-
 EXIT_WAITING = 3
-"""``keep run --until-idle``: nothing failed, but work waits on a fault (a run paused
-transient, a mutation being reconciled): try again later, or look at ``keep status``."""
+"""``keep run --until-idle``: nothing failed, but work waits on a fault that nobody has been
+asked about yet (a run paused transient, a mutation still being reconciled by itself): try
+again later, or look at ``keep status``. A run escalated to a person, like one waiting for
+an approval, is an answer (exit 0): ``keep status`` says what it waits for."""
 
 
 @click.command("run")
@@ -151,9 +151,7 @@ def run_command(
             activities = _run_live(scheduler, out, quiet=as_json)
         report = inst.status(workflow=workflow_name)
         failed = [a for a in activities if a.run is not None and a.run.status in _FAILED]
-        faulted = until_idle and bool(
-            inst.store.list_runs(workflow=workflow_name, status=_WAITING_ON_A_FAULT, limit=1)
-        )
+        faulted = until_idle and _waits_on_a_fault(inst, workflow_name)
         if as_json:
             print_json(
                 RunOutput(
@@ -170,11 +168,20 @@ def run_command(
         sys.exit(EXIT_PROBLEM)
     if faulted:
         click.echo(
-            f"{workflow_name}: work waits on a fault (a run paused:transient or "
-            "paused:reconciliation); see keep status",
+            f"{workflow_name}: work waits on a fault (a run paused:transient, or a mutation "
+            "still being reconciled); see keep status",
             err=True,
         )
         sys.exit(EXIT_WAITING)
+
+
+def _waits_on_a_fault(inst: Installation, workflow: str) -> bool:
+    """A run of `workflow` paused transient, or a mutation of it still reconciled by the
+    runtime itself (not yet escalated to a person)."""
+    store = inst.store
+    if store.list_runs(workflow=workflow, status=RunStatus.PAUSED_TRANSIENT, limit=1):
+        return True
+    return bool(store.list_ledger(workflow=workflow, status=LedgerStatus.NEEDS_RECONCILE))
 
 
 def _run_live(scheduler: Scheduler, console: Console, *, quiet: bool) -> list[Activity]:

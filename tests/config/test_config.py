@@ -47,7 +47,7 @@ def keep(tmp_path: Path, text: str, *args: str, env: dict[str, str] | None = Non
 @pytest.mark.parametrize(
     ("text", "key", "hint"),
     [
-        ("[connectors.crm]\ntype = \"htp\"\n", "connectors.crm.type", "installed types: http, mail, mcp, sql"),
+        ("[connectors.crm]\ntype = \"htp\"\n", "connectors.crm.type", "installed types: exec, http, mail, mcp, sql"),
         (HTTP.replace('path = "/contacts/{id}"', 'path = "contacts/{id}"'),
          "connectors.crm.operations.getContact.path", "must start with '/'"),
         (HTTP.replace('required = ["id"]', "required = []"),

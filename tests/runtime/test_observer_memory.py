@@ -4,7 +4,7 @@ The store reports each committed change once; the runtime passes it on and keeps
 nothing. Memory is measured with tracemalloc, counting only what was allocated by
 code in the runtime and scheduler packages and is still alive, so the store's own
 growing history (the memory store keeps every run) does not count. That history
-includes each run's trace, whose phase records `keep_sdk/runtime/tracing.py` builds
+includes each run's trace, whose phase records `keep_sdk/runtime/_tracing.py` builds
 and hands to the store with the run; the runtime's own buffer of them (in
 `engine.py`) is still counted.
 """
@@ -47,7 +47,7 @@ FLAT_BYTES = 64 * 1024
 """What the runtime may still hold after 9,000 more runs: far less than one record per run."""
 
 HOLDERS = ("*/keep_sdk/runtime/*", "*/keep_sdk/scheduler/*")
-STORED = ("*/keep_sdk/runtime/tracing.py",)
+STORED = ("*/keep_sdk/runtime/_tracing.py",)
 """Built for the store: the run's trace records, part of the run the store keeps."""
 
 

@@ -19,7 +19,7 @@ _NAMES = "|".join(re.escape(name) for name in sorted(cli.commands, key=len)[::-1
 COMMAND = re.compile(rf"\bkeep (?:{_NAMES})\b")
 """``keep`` and one of its commands."""
 
-NOT_COMMANDS = {("validator/diagnostics.py", "keep validate report")}
+NOT_COMMANDS = {("validator/_diagnostics.py", "keep validate report")}
 """Strings that start like a command but are not one: the validator report schema's title."""
 
 

@@ -54,7 +54,8 @@ def _killing(store: Store, point: str, log: Path) -> Callable[..., Any]:
             _kill_once(log, f"{point} {_handler(store, args[0])}")
         result = original(*args, **kwargs)
         if when == "after":
-            handler = result.handler if hasattr(result, "handler") else _handler(store, args[0])
+            run = getattr(result, "run", result)
+            handler = run.handler if hasattr(run, "handler") else _handler(store, args[0])
             _kill_once(log, f"{point} {handler}")
         return result
 

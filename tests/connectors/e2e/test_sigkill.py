@@ -45,17 +45,16 @@ ROOT = Path(__file__).parents[3]
 MAX_STARTS = 12
 
 POINTS: dict[str, tuple[str, ...]] = {
-    "after:begin_run": ("poll", *CONSUMERS),
+    "after:begin_run": ("poll",),
     "after:commit_producer_run": ("poll",),
-    "after:save_prepare_result": CONSUMERS,
-    "after:record_mutation_intent": CONSUMERS,
-    "before:record_mutation_applied": CONSUMERS,
-    "after:record_mutation_applied": CONSUMERS,
-    "after:commit_consumer_run": CONSUMERS,
+    "after:begin_consumer_run": CONSUMERS,
+    "before:commit_applied_consumer_run": CONSUMERS,
+    "after:commit_applied_consumer_run": CONSUMERS,
 }
 """Where a keep process is killed, and the handlers whose runs pass there (one kill each):
-the producer ``poll`` and the four consumers. ``before:record_mutation_applied`` is the gap
-between an effect and its record, which only each connector's reconciliation closes."""
+the producer ``poll`` and the four consumers, whose operations all reconcile (two
+checkpoints). ``before:commit_applied_consumer_run`` is the gap between an effect and its
+record, which only each connector's reconciliation closes."""
 
 
 class Setup:
@@ -253,7 +252,7 @@ def test_sigkill_at_each_checkpoint_of_each_run_leaves_every_effect_exactly_once
 def test_with_the_orders_in_postgresql_a_kill_before_each_record_is_reconciled(
     setup_postgres: Setup,
 ) -> None:
-    _kill_everywhere(setup_postgres, "before:record_mutation_applied")
+    _kill_everywhere(setup_postgres, "before:commit_applied_consumer_run")
 
 
 def _kill_everywhere(setup: Setup, point: str) -> None:

@@ -88,13 +88,8 @@ def test_without_a_sent_maildir_an_uncertain_send_goes_to_a_person(
     store.close()
 
 
-POINTS = [
-    "after:begin_run",
-    "after:save_prepare_result",
-    "after:record_mutation_intent",
-    "after:record_mutation_applied",
-    "after:commit_consumer_run",
-]
+POINTS = ["after:begin_consumer_run", "after:commit_applied_consumer_run"]
+"""The two checkpoints of a send that reconciles (the Sent Maildir)."""
 
 
 @pytest.mark.slow

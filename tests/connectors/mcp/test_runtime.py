@@ -150,14 +150,12 @@ def test_a_tool_added_after_deploy_cannot_be_called_by_that_version(
 
 
 POINTS = [
-    "after:begin_run",
-    "after:save_prepare_result",
-    "after:record_mutation_intent",
+    "after:begin_consumer_run",
     "server:crash_before",
     "server:crash_after",
-    "after:record_mutation_applied",
-    "after:commit_consumer_run",
+    "after:commit_applied_consumer_run",
 ]
+"""The two checkpoints of a call that reconciles (`find_by_key`), and the call between."""
 
 
 @pytest.mark.slow
