@@ -150,9 +150,16 @@ def _check(tmp_path: Path, scripts: list[Path]) -> subprocess.CompletedProcess[s
     )
 
 
+JS_ONLY = {
+    "implicit_duration_valueof.js": "compares an object by its valueOf (`d > 5`)",
+    "implicit_thenable_value.js": "awaits a plain thenable object",
+}
+"""Valid scripts that lean on JavaScript coercions TypeScript refuses by design, whatever
+the declarations say; each keeps no `ctx` call in the coercion (the validator's fixtures)."""
+
 VALID = sorted(
     [
-        *(FIXTURES / "valid").glob("*.js"),
+        *(p for p in (FIXTURES / "valid").glob("*.js") if p.name not in JS_ONLY),
         FIXTURES / "demo" / "invoices.js",
         FIXTURES / "durable" / "onboarding.js",
     ]
