@@ -211,6 +211,9 @@ class Driver:
         mutation whose commit did not happen is recorded applied. Then it fails as a run
         under the five checkpoints would have."""
         unwritten = self._unwritten.get(run_id)
+        if unwritten is not None and self._stored(run_id):
+            self._unwritten.pop(run_id, None)
+            unwritten = None
         if unwritten is not None:
             try:
                 self._begin_unwritten(
@@ -225,6 +228,15 @@ class Driver:
             with contextlib.suppress(KeepError):
                 self.store.record_mutation_applied(*deferred)
         return self.store.get_run(run_id)
+
+    def _stored(self, run_id: str) -> bool:
+        """Whether the store holds `run_id`: a begin whose commit happened though its answer
+        was lost (the connection dropped after COMMIT) must not be begun twice."""
+        try:
+            self.store.get_run(run_id)
+        except NotFound:
+            return False
+        return True
 
     def _begin_unwritten(
         self,

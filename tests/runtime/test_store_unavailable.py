@@ -93,7 +93,7 @@ def _cases(positions: list[str]) -> Iterator[tuple[int, Mode]]:
 def test_a_consumer_run_survives_a_store_failure_at_every_statement_and_commit(
     consumer_positions: list[str], tmp_path: Path
 ) -> None:
-    assert consumer_positions.count("COMMIT") >= 5, consumer_positions
+    assert consumer_positions.count("COMMIT") >= 3, consumer_positions  # reads + 2 checkpoints
     escaped = 0
     messages: list[str] = []
     for index, mode in _cases(consumer_positions):

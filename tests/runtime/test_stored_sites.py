@@ -71,13 +71,16 @@ def test_an_old_version_without_sites_runs_its_ordinary_calls(env: Env) -> None:
 def test_an_old_version_without_sites_is_still_checked_by_site(env: Env) -> None:
     source = MAIL_TO_SHEET.replace(VISIBLE_MUTATE, HIDDEN_MUTATE)
     assert source != MAIL_TO_SHEET
-    assert validate(source, connectors=env.runtime.connectors.manifest()).ok
+    today = validate(source, connectors=env.runtime.connectors.manifest())
+    assert {d.rule for d in today.diagnostics} == {"implicit-code"}
     deploy_as_before_sites(env, source)
     env.runtime.run_producer("mail-to-sheet", "pollEmail")
     run = env.runtime.run_consumer("mail-to-sheet", "appendRow")
     assert run.status is RunStatus.FAILED_LOGIC
     assert run.error is not None
-    assert "not a ctx call site the validator approved for mutate of 'appendRow'" in run.error
+    assert "deployed before ctx call sites were recorded, and its source no longer valid" in (
+        run.error
+    )
     assert env.sheets.effects() == []
 
 
