@@ -33,6 +33,7 @@ from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import ServiceDouble
 from keep_sdk.connectors.builtin.seeding import Seed, parse_seed
 from keep_sdk.contract.durable import NotificationOutcome
+from keep_sdk.contract.manifest import Manifest
 from keep_sdk.contract.workflow import WorkflowManifest
 from keep_sdk.errors import ActionRefused, ConfigurationError, KeepError
 from keep_sdk.model import HostPolicy
@@ -54,6 +55,8 @@ __all__ = [
     "load_seed",
     "open_checked_store",
     "read_config",
+    "script_connectors",
+    "script_manifest",
     "sqlite_path",
 ]
 
@@ -177,6 +180,26 @@ def _frozen_reconcilable(store: Store, connector: str, operation: str) -> bool:
                     if op.name == operation and op.reconcilable:
                         return True
     return False
+
+
+def script_connectors(config: KeepConfig, *, plugins: KeepPlugins | None = None) -> ConnectorSet:
+    """What a script may call in the installation `plugins` (default: the installed ones) and
+    `config` make, without opening a store: every registered connector (doubles in memory)
+    and keep.toml's, built on first use. Close the set when done."""
+    return _with_configured((plugins or default_plugins()).connector_set(), config)
+
+
+def script_manifest(config: KeepConfig, *, plugins: KeepPlugins | None = None) -> Manifest:
+    """The manifest of `script_connectors` (each keep.toml connector built to read it, then
+    closed; one that cannot be built raises its `ConfigurationError`); its `origin` says
+    which keep.toml was read and why, or where none was found."""
+    connectors = script_connectors(config, plugins=plugins)
+    try:
+        found = connectors.manifest().connectors
+    finally:
+        connectors.close()
+    origin = config.source.describe() if config.source is not None else None
+    return Manifest(connectors=sorted(found, key=lambda c: c.name), origin=origin)
 
 
 def load_seed(path: Path) -> dict[str, Any]:

@@ -66,7 +66,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     ),
     "mcp_server": frozenset(
         {
-            *("errors", "model", "contract", "connectors", "validator", "config"),
+            *("errors", "model", "contract", "validator", "config"),
             *("plugins", "runtime", "status", "app", "repair", "cases"),
         }
     ),

@@ -74,7 +74,7 @@ def call_command(operation: str, arguments: str) -> None:
     only checked: they run inside a workflow's mutate phase, where the host
     records them in the ledger first.
     """
-    from keep_sdk.connectors import ConnectorSet
+    from keep_sdk.app import script_connectors
     from keep_sdk.contract.phases import MUTATING_KINDS
 
     connector_name, _, op_name = operation.partition(".")
@@ -86,10 +86,8 @@ def call_command(operation: str, arguments: str) -> None:
         raw = json.loads(arguments)
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"not valid JSON: {exc}", param_hint="ARGUMENTS") from None
-    classes = loaded_plugins().connectors()
-    configured = configuration(None).build_connectors()
+    instances = script_connectors(configuration(None), plugins=loaded_plugins())
     try:
-        instances = ConnectorSet([*(klass() for klass in classes.values()), *configured])
         declared = instances.operation(connector_name, op_name)
         parsed = declared.parse(raw, connector=connector_name)
         if declared.kind in MUTATING_KINDS:
@@ -101,8 +99,5 @@ def call_command(operation: str, arguments: str) -> None:
             return
         result = instances.invoke(connector_name, op_name, raw)
     finally:
-        for instance in configured:
-            close = getattr(instance, "close", None)
-            if callable(close):
-                close()
+        instances.close()
     click.echo(json.dumps(result, indent=2))

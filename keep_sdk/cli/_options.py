@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import click
 
 from keep_sdk.app import DEFAULT_ISOLATION, ISOLATIONS, Installation, read_config
+from keep_sdk.app import script_manifest as app_script_manifest
 from keep_sdk.cli.group import CONFIG_META
 from keep_sdk.cli.support import EXIT_USAGE, fail, loaded_plugins
 from keep_sdk.config import KeepConfig
@@ -89,22 +90,9 @@ def json_option(func: F) -> F:
 
 
 def script_manifest(store_url: str | None) -> Manifest:
-    """What scripts may call here: the registered connectors and keep.toml's instances (each
-    built to read its manifest, then closed; one that cannot be built raises its
-    `ConfigurationError`); its `origin` says which keep.toml was read and why, or where
-    none was found."""
-    from keep_sdk.connectors import ConnectorSet
-    from keep_sdk.plugins import default_plugins
-
-    config = configuration(store_url)
-    found = [c.manifest() for c in default_plugins().connectors().values()]
-    configured = ConnectorSet([], deferred=config.deferred_connectors())
-    try:
-        found += configured.manifest().connectors
-    finally:
-        configured.close()
-    origin = config.source.describe() if config.source is not None else None
-    return Manifest(connectors=sorted(found, key=lambda c: c.name), origin=origin)
+    """What scripts may call here (`keep_sdk.app.script_manifest` of the loaded plugins and
+    the keep.toml in effect)."""
+    return app_script_manifest(configuration(store_url), plugins=loaded_plugins())
 
 
 def load_script(

@@ -7,9 +7,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from keep_sdk.app import Installation, read_config
+from keep_sdk.app import DEFAULT_ISOLATION, Installation, read_config, script_manifest
 from keep_sdk.config import KeepConfig
-from keep_sdk.connectors import ConnectorSet
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.plugins import KeepPlugins
 
@@ -35,20 +34,14 @@ class Workspace:
         return read_config(self.store_url, explicit=self.config_path, plugins=self.plugins)
 
     def manifest(self) -> Manifest:
-        """What scripts may call here: the registered connectors and keep.toml's instances
-        (each built to read its manifest, then closed), as ``keep connectors`` lists them."""
-        config = self.config()
-        found = [klass.manifest() for klass in self.plugins.connectors().values()]
-        configured = ConnectorSet([], deferred=config.deferred_connectors())
-        try:
-            found += configured.manifest().connectors
-        finally:
-            configured.close()
-        origin = config.source.describe() if config.source is not None else None
-        return Manifest(connectors=sorted(found, key=lambda c: c.name), origin=origin)
+        """What scripts may call here (`keep_sdk.app.script_manifest`), as ``keep connectors``
+        lists them."""
+        return script_manifest(self.config(), plugins=self.plugins)
 
     @contextmanager
-    def opened(self, *, read_only: bool, isolation: str = "in-process") -> Iterator[Installation]:
+    def opened(
+        self, *, read_only: bool, isolation: str = DEFAULT_ISOLATION
+    ) -> Iterator[Installation]:
         """The installation at the store, closed when the block ends; `read_only` opens
         nothing new and needs the store to exist (`Installation.open`)."""
         installation = Installation.open(

@@ -13,7 +13,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-pytest.importorskip("mcp")
+pytest.importorskip(
+    "mcp", reason="keep mcp needs the optional mcp extra: pip install keep-sdk[mcp]"
+)
 
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client

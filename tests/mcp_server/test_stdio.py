@@ -12,7 +12,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-pytest.importorskip("mcp")
+pytest.importorskip(
+    "mcp", reason="keep mcp needs the optional mcp extra: pip install keep-sdk[mcp]"
+)
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client

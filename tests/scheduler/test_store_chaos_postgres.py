@@ -10,11 +10,9 @@ once, and no run is left unfinished.
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +26,8 @@ from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
 from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import Publication, Store, open_store
+from tests.scheduler.workers import wait_for as _wait_for
+from tests.scheduler.workers import worker as _worker
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -82,45 +82,6 @@ def _publish(store: Store, workflow: str, message_id: str) -> None:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
-
-
-def _worker(url: str, doubles: Path, name: str, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as output:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "keep_sdk",
-                "worker",
-                "--store",
-                url,
-                "--doubles",
-                str(doubles),
-                "--isolation",
-                "in-process",
-                "--lease-ttl",
-                "2",
-                "--poll",
-                "0.05",
-                "--name",
-                name,
-            ],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-
-
-def _wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            if condition():
-                return
-        except StoreUnavailable:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(0.1)
 
 
 def _started(log: Path) -> bool:

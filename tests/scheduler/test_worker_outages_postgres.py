@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 
@@ -24,12 +24,13 @@ from keep_sdk.conformance import PostgresServer
 from keep_sdk.conformance.postgres import PostgresUnavailable
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
-from keep_sdk.errors import StoreUnavailable
 from keep_sdk.model import EventStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
 from keep_sdk.sandbox import InProcessIsolation
 from keep_sdk.stores import Publication, Store, open_store
+from tests.scheduler.workers import wait_for as _wait_for
+from tests.scheduler.workers import worker as _worker
 
 pytestmark = [pytest.mark.postgres]
 
@@ -92,45 +93,6 @@ def world(own_server: PostgresServer, tmp_path: Path) -> Iterator[tuple[str, Pat
         with suppress(PostgresUnavailable):
             own_server.up()
         store.close()
-
-
-def _worker(url: str, doubles: Path, name: str, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as output:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "keep_sdk",
-                "worker",
-                "--store",
-                url,
-                "--doubles",
-                str(doubles),
-                "--isolation",
-                "in-process",
-                "--lease-ttl",
-                "2",
-                "--poll",
-                "0.05",
-                "--name",
-                name,
-            ],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-
-
-def _wait_for(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            if condition():
-                return
-        except StoreUnavailable:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout_s}s waiting for {what}")
-        time.sleep(0.1)
 
 
 def _publish(store: Store, message_ids: list[str]) -> None:
