@@ -3,7 +3,7 @@
 What it does: warns when ``prepare`` peeks several events (``ctx.peek(topic, {limit:
 N})``, N > 1), reserves all of them (``ids: events.map((e) => e.messageId)``) and
 returns ``data`` built from the first event alone (``events[0]``, ``const [event] =
-events``) or from none of them.
+events``), or from none of them while ``mutate`` or ``next`` acts (calls ``ctx``).
 
 Why is this bad? Every reserved event is consumed when the run commits, whatever
 ``mutate`` did with it. ``mutate`` sees only ``prepared.data``: the events whose data is
@@ -78,6 +78,8 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             if data is not None and _uses_all(analysis, data, every):
                 continue
             carries_first = data is not None and _uses_first(analysis, data, events, first)
+            if not carries_first and not _acts(analysis, call):
+                continue
             related = (Related(data, "the data `mutate` receives"),) if data is not None else ()
             yield Finding(
                 "first" if carries_first else "none",
@@ -86,6 +88,16 @@ def check(analysis: Analysis) -> Iterator[Finding]:
                 call.handler,
                 related=related,
             )
+
+
+def _acts(analysis: Analysis, call: CapabilityCall) -> bool:
+    """Whether the consumer's `mutate` or `next` calls anything through ctx."""
+    return any(
+        other.handler.name == call.handler.name
+        and other.handler.kind is call.handler.kind
+        and other.handler.phase in (HandlerPhase.MUTATE, HandlerPhase.NEXT)
+        for other in analysis.calls
+    )
 
 
 def _limit(analysis: Analysis, call: CapabilityCall) -> int | None:
