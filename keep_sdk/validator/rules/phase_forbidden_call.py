@@ -43,7 +43,7 @@ META = RuleMeta(
             "Only a consumer's `mutate` may call a mutation, once, as its last statement: "
             "compute everything in `prepare`, return it in `data`, and in `mutate` make only "
             "this call with values from `prepared.data`. For a second change after the first "
-            "(\"do A, then B\"), publish an event from `next` and let a second consumer "
+            '("do A, then B"), publish an event from `next` and let a second consumer '
             "subscribed to it make B in its own `mutate`."
         ),
         "read": (
