@@ -190,3 +190,18 @@ def test_cli_exits_1_and_says_so_when_a_review_todo_is_left(tmp_path: Path) -> N
     assert result.exit_code == 1
     assert "TODO(migrate) review(s) left" in result.stderr
     assert "TODO(migrate): review:" in result.stdout
+
+
+def test_a_use_inside_another_rewritten_call_gets_a_review_todo_and_the_others_are_rewritten() -> (
+    None
+):
+    body = (
+        f"const list = await {LIST};\n"
+        "await Topics.publish({ topic: 't', event: { messageId: 'a', payload: list.messages } });\n"
+        "for (const m of list.messages || []) f(m);"
+    )
+    source, reviews = migrated(body)
+    assert "ctx.publish('t', { messageId: 'a', payload: list.messages })" in source
+    assert "for (const m of list) f(m);" in source
+    assert len(reviews) == 1
+    assert migrate(source).source == source

@@ -17,7 +17,7 @@ import tree_sitter
 
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.migrate._arguments import tool_arguments
-from keep_sdk.validator.migrate._results import ResultEdit, result_edits
+from keep_sdk.validator.migrate._results import ResultEdit, ResultUse, result_edits
 from keep_sdk.validator.migrate._tools import TOOL_OPERATIONS, ToolOperation
 from keep_sdk.validator.scope import string_literal
 from keep_sdk.validator.source import parse_tree
@@ -105,6 +105,7 @@ class _Rewriter:
 
     def replace(self, node: Node, text: str) -> None:
         self.edits.append(_Edit(node.start_byte, node.end_byte, text))
+        self.replaced.append((node.start_byte, node.end_byte))
 
     def insert(self, at: int, text: str) -> None:
         self.edits.append(_Edit(at, at, text))
@@ -353,7 +354,6 @@ class _Rewriter:
         for review in converted.reviews:
             self.todo(call, f"{REVIEW} `ctx.{mapping.target}`: {review}")
         self.replace(call, f"ctx.{mapping.target}({{ {', '.join(converted.parts)} }})")
-        self.replaced.append((call.start_byte, call.end_byte))
         if mapping.result is not None:
             self.results.append((call, mapping))
         return True
@@ -363,18 +363,19 @@ class _Rewriter:
         for call, mapping in self.results:
             assert mapping.result is not None
             edits, uses = result_edits(call, mapping.target, mapping.result, self.text)
+            left = list(uses)
             for edit in edits:
-                if self.inside_replaced(edit):
-                    self.todo(
-                        call,
-                        f"{REVIEW} the result of `ctx.{mapping.target}` was "
-                        f"{mapping.result.old}, is now {mapping.result.new}: rewrite its uses",
-                    )
-                    break
-            else:
-                self.edits.extend(_Edit(e.start, e.end, e.text) for e in edits)
+                if not self.inside_replaced(edit):
+                    self.edits.append(_Edit(edit.start, edit.end, edit.text))
+                    continue
+                node = self.root.descendant_for_byte_range(edit.start, edit.end) or call
+                message = (
+                    f"{REVIEW} the result of `ctx.{mapping.target}` was {mapping.result.old}, "
+                    f"is now {mapping.result.new}: rewrite this use"
+                )
+                left.append(ResultUse(node, message))
             seen: set[int] = set()
-            for use in uses:
+            for use in left:
                 statement = _statement(use.node)
                 if statement.id in seen:
                     continue
