@@ -201,7 +201,35 @@ def test_a_use_inside_another_rewritten_call_gets_a_review_todo_and_the_others_a
         "for (const m of list.messages || []) f(m);"
     )
     source, reviews = migrated(body)
-    assert "ctx.publish('t', { messageId: 'a', payload: list.messages })" in source
+    assert (
+        "ctx.publish('t', { title: `t ${'a'}`, messageId: 'a', payload: list.messages })" in source
+    )
     assert "for (const m of list) f(m);" in source
     assert len(reviews) == 1
     assert migrate(source).source == source
+
+
+@pytest.mark.parametrize(
+    ("event", "expected"),
+    [
+        (
+            "{ messageId: m.id, payload: {} }",
+            "{ title: `t ${m.id}`, messageId: m.id, payload: {} }",
+        ),
+        ("{}", "{ title: `t` }"),
+        ("{ title: 'x', messageId: m.id }", "{ title: 'x', messageId: m.id }"),
+        ("e", "ctx.publish('t', e)"),
+    ],
+)
+def test_an_event_without_a_title_gets_one_from_its_topic_and_id(event: str, expected: str) -> None:
+    source, _ = migrated(f"await Topics.publish({{ topic: 't', event: {event} }});")
+    assert expected in source
+
+
+def test_a_publish_to_several_topics_becomes_one_statement_per_topic() -> None:
+    body = "await Topics.publish({ topic: ['a', 'b'], event: { messageId: m.id, title: 'x' } });"
+    source, _ = migrated(body)
+    assert "await ctx.publish('a', { messageId: m.id, title: 'x' });" in source
+    assert "await ctx.publish('b', { messageId: m.id, title: 'x' });" in source
+    kept, _ = migrated("await Topics.publish({ topic: ['a', 'b'], event: make(m) });")
+    assert "TODO(migrate): publish to one topic per call" in kept

@@ -307,10 +307,12 @@ class _Rewriter:
             return True
         if method == "publish":
             event = fields.get("event")
-            if event is None or topic.lstrip().startswith("["):
+            if event is not None and topic.lstrip().startswith("["):
+                return self.publish_each(call, argument, topic, event)
+            if event is None:
                 self.todo(call, "publish to one topic per call: `ctx.publish(topic, event)`")
                 return True
-            self.replace(call, f"ctx.publish({topic}, {event})")
+            self.replace(call, f"ctx.publish({topic}, {self.titled(argument, topic, event)})")
             return True
         if method == "getByIds":
             ids = fields.get("ids")
@@ -322,6 +324,51 @@ class _Rewriter:
         options = ", ".join(f"{key}: {value}" for key, value in fields.items() if key != "topic")
         self.replace(
             call, f"ctx.peek({topic}, {{ {options} }})" if options else f"ctx.peek({topic})"
+        )
+        return True
+
+    def titled(self, argument: Node | None, topic: str, event: str) -> str:
+        """`event` with a ``title`` when it is an object literal without one: here every
+        event needs a title (the original product had made it optional)."""
+        literal = _pair_value(self, argument, "event") if argument is not None else None
+        if literal is None or literal.type != "object":
+            return event
+        fields = _fields(self, literal)
+        if fields is None or "title" in fields or "..." in fields:
+            return event
+        name = _string(self, topic)
+        label = (
+            name if name is not None and "`" not in name and "$" not in name else "${" + topic + "}"
+        )
+        message_id = fields.get("messageId")
+        title = f"`{label} ${{{message_id}}}`" if message_id else f"`{label}`"
+        inner = event.strip()[1:].lstrip()
+        return f"{{ title: {title}, {inner}" if inner != "}" else f"{{ title: {title} }}"
+
+    def publish_each(self, call: Node, argument: Node | None, topics: str, event: str) -> bool:
+        """``await Topics.publish({ topic: ["a", "b"], event })`` as a statement → one
+        ``await ctx.publish(topic, event)`` statement per topic, when the topics are string
+        literals and evaluating `event` twice cannot differ (no call in it)."""
+        statement = _statement(call)
+        names = _string_list(topics)
+        awaited = call.parent is not None and call.parent.type == "await_expression"
+        expression = call.parent if awaited and call.parent is not None else call
+        whole = (
+            statement.type == "expression_statement"
+            and statement.named_children
+            and statement.named_children[0].id == expression.id
+        )
+        if names is None or not whole or "(" in event or "`" in event:
+            self.todo(call, "publish to one topic per call: `ctx.publish(topic, event)`")
+            return True
+        indent = _indent(self.data, statement.start_byte)
+        prefix = "await " if awaited else ""
+        self.replace(
+            statement,
+            f"\n{indent}".join(
+                f"{prefix}ctx.publish({name}, {self.titled(argument, name, event)});"
+                for name in names
+            ),
         )
         return True
 
@@ -469,6 +516,30 @@ def _fields(rewriter: _Rewriter, obj: Node) -> dict[str, str] | None:
         else:
             return None
     return found
+
+
+def _pair_value(rewriter: _Rewriter, obj: Node, name: str) -> Node | None:
+    for child in obj.named_children:
+        if child.type == "pair" and _key_text(rewriter, child) == name:
+            return child.child_by_field_id(Field.VALUE)
+    return None
+
+
+def _string_list(text: str) -> list[str] | None:
+    """The items of an array literal of plain string literals (as written); None otherwise."""
+    inner = text.strip()
+    if not (inner.startswith("[") and inner.endswith("]")):
+        return None
+    items = [item.strip() for item in inner[1:-1].split(",") if item.strip()]
+    plain = all(
+        len(item) >= 2
+        and item[0] in "'\""
+        and item[-1] == item[0]
+        and item[0] not in item[1:-1]
+        and "\\" not in item
+        for item in items
+    )
+    return items if items and plain else None
 
 
 def _string(rewriter: _Rewriter, text: str | None) -> str | None:
