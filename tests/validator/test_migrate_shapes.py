@@ -233,3 +233,25 @@ def test_a_publish_to_several_topics_becomes_one_statement_per_topic() -> None:
     assert "await ctx.publish('b', { messageId: m.id, title: 'x' });" in source
     kept, _ = migrated("await Topics.publish({ topic: ['a', 'b'], event: make(m) });")
     assert "TODO(migrate): publish to one topic per call" in kept
+
+
+HELPER = "async function latest(topic) {\n  return Topics.peek({ topic, limit: 1 });\n}\n"
+
+
+def test_a_helper_called_only_from_handlers_takes_ctx_and_is_passed_it() -> None:
+    migration = migrate(HELPER + handler("const e = await latest('t');\nconst f = await latest();"))
+    assert "async function latest(ctx, topic) {" in migration.source
+    assert "return ctx.peek(topic, { limit: 1 });" in migration.source
+    assert "await latest(ctx, 't');" in migration.source
+    assert "await latest(ctx);" in migration.source
+    assert not any(note.todo for note in migration.notes)
+
+
+@pytest.mark.parametrize(
+    "use",
+    ["const pick = latest;", "await Topics.publish({ topic: 't', event: await latest('t') });"],
+)
+def test_a_helper_used_otherwise_is_left_with_its_todo(use: str) -> None:
+    migration = migrate(HELPER + handler(use))
+    assert "async function latest(topic) {" in migration.source
+    assert any("outside a handler" in note.message for note in migration.notes)

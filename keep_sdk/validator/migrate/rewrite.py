@@ -99,6 +99,7 @@ class _Rewriter:
     info: list[str] = field(default_factory=list)
     results: list[tuple[Node, ToolOperation]] = field(default_factory=list)
     replaced: list[tuple[int, int]] = field(default_factory=list)
+    threaded: dict[int, bool] = field(default_factory=dict)
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
@@ -257,7 +258,7 @@ class _Rewriter:
         tool, method = self.text(obj), self.text(prop)
         if tool != "Topics" and tool not in _TOOLS:
             return False
-        if not self.has_ctx(call):
+        if not self.has_ctx(call) and not self.thread_ctx(call):
             self.todo(
                 call,
                 f"`{tool}.{method}` is called outside a handler: pass `ctx` to this function "
@@ -268,6 +269,68 @@ class _Rewriter:
         if tool == "Topics":
             return self.topics(call, method, argument)
         return self.tool(call, tool, method, argument)
+
+    def thread_ctx(self, call: Node) -> bool:
+        """Give the top-level helper around `call` a first parameter ``ctx`` and pass
+        ``ctx`` at each of its calls, when every use of the helper is a direct call from
+        code that has ``ctx`` (and not inside an old tool call being rewritten)."""
+        helper = _top_level_function(self, call)
+        if helper is None:
+            return False
+        function, name = helper
+        if function.id in self.threaded:
+            return self.threaded[function.id]
+        self.threaded[function.id] = False
+        sites: list[Node] = []
+        for node in _descendants(self.root):
+            if node.type != "identifier" or self.text(node) != name:
+                continue
+            if function.start_byte <= node.start_byte < function.end_byte:
+                if node.parent is not None and node.parent.id == function.id:
+                    continue
+                return False
+            parent = node.parent
+            if parent is None or (
+                parent.type == "variable_declarator"
+                and parent.child_by_field_id(Field.NAME) == node
+            ):
+                continue
+            if parent.type != "call_expression" or parent.child_by_field_id(Field.FUNCTION) != node:
+                return False
+            if not self.has_ctx(parent) or self.inside_old_call(parent):
+                return False
+            sites.append(parent)
+        if not sites:
+            return False
+        parameters = function.child_by_field_id(Field.PARAMETERS)
+        if parameters is None:
+            return False
+        names = [c for c in parameters.named_children if c.type != "comment"]
+        if names:
+            self.insert(names[0].start_byte, "ctx, ")
+        else:
+            self.replace(parameters, "(ctx)")
+        for site in sites:
+            arguments = site.child_by_field_id(Field.ARGUMENTS)
+            if arguments is None:
+                continue
+            values = [c for c in arguments.named_children if c.type != "comment"]
+            self.insert(arguments.start_byte + 1, "ctx, " if values else "ctx")
+        self.threaded[function.id] = True
+        self.handlers.add(function.id)
+        self.info.append(f"`{name}` calls tools: it now takes `ctx` first, and is passed it")
+        return True
+
+    def inside_old_call(self, node: Node) -> bool:
+        current = node.parent
+        while current is not None:
+            if current.type == "call_expression":
+                callee = current.child_by_field_id(Field.FUNCTION)
+                obj = callee.child_by_field_id(Field.OBJECT) if callee is not None else None
+                if obj is not None and self.text(obj) in _TOOLS | {"Topics"}:
+                    return True
+            current = current.parent
+        return False
 
     def has_ctx(self, node: Node) -> bool:
         current = node.parent
@@ -516,6 +579,41 @@ def _fields(rewriter: _Rewriter, obj: Node) -> dict[str, str] | None:
         else:
             return None
     return found
+
+
+def _descendants(node: Node) -> list[Node]:
+    found: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(reversed(current.named_children))
+    return found
+
+
+def _top_level_function(rewriter: _Rewriter, node: Node) -> tuple[Node, str] | None:
+    """The function declared at the top level (``function f`` or ``const f = ...``) that
+    contains `node`, with its name."""
+    current = node.parent
+    while current is not None and current.parent is not None:
+        parent = current.parent
+        if current.type == "function_declaration" and parent.type == "program":
+            name = current.child_by_field_id(Field.NAME)
+            return (current, rewriter.text(name)) if name is not None else None
+        if current.type in _FUNCTIONS and parent.type == "variable_declarator":
+            declaration = parent.parent
+            target = parent.child_by_field_id(Field.NAME)
+            if (
+                declaration is not None
+                and declaration.parent is not None
+                and declaration.parent.type == "program"
+                and target is not None
+                and target.type == "identifier"
+            ):
+                return current, rewriter.text(target)
+            return None
+        current = parent
+    return None
 
 
 def _pair_value(rewriter: _Rewriter, obj: Node, name: str) -> Node | None:
