@@ -1,5 +1,8 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from keep_sdk import validate
 from tests.validator.cases import Case, assert_reports, assert_silent, workflow
 
 RULE = "reserved-event-lost"
@@ -154,3 +157,38 @@ def test_reports(case: Case) -> None:
 @pytest.mark.parametrize("case", VALID, ids=lambda c: c.id)
 def test_silent(case: Case) -> None:
     assert_silent(RULE, case)
+
+
+DATA = {
+    "first": ("data: { id: events[0].payload.id }", True),
+    "first-named": ("data: { id: head.payload.id }", True),
+    "all": ("data: { ids: events.map((e) => e.payload.id) }", False),
+    "count": ("data: { n: events.length }", False),
+    "none": ("data: {}", True),
+}
+RESERVE = {"all": ("events.map((e) => e.messageId)", True), "first": ("[head.messageId]", False)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from([None, 1, 2, 10]),
+    st.sampled_from(sorted(RESERVE)),
+    st.sampled_from(sorted(DATA)),
+)
+def test_reported_exactly_when_reserved_events_outnumber_the_data_mutate_gets(
+    limit: int | None, reserve: str, data: str
+) -> None:
+    options = f", {{ limit: {limit} }}" if limit is not None else ""
+    ids, reserves_all = RESERVE[reserve]
+    carried, loses = DATA[data]
+    source = workflow(
+        prepare=prepare(
+            f"const events = await ctx.peek('in'{options});",
+            "const head = events[0];",
+            "if (!head) return { reservations: [], data: {} };",
+            f"return {{ reservations: [{{ topic: 'in', ids: {ids} }}], {carried} }};",
+        ),
+        mutate="await ctx.gmail.send({ to: 'desk@example.com', subject: 'New', body: 'x' });",
+    )
+    flagged = RULE in validate(source).rules()
+    assert flagged == (limit != 1 and reserves_all and loses)
