@@ -1,5 +1,8 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from keep_sdk import validate
 from tests.validator.cases import Case, assert_reports, assert_silent, workflow
 
 RULE = "cached-external-data"
@@ -83,3 +86,29 @@ def test_reports(case: Case) -> None:
 @pytest.mark.parametrize("case", VALID, ids=lambda c: c.id)
 def test_silent(case: Case) -> None:
     assert_silent(RULE, case)
+
+
+LIST = "await ctx.sheets.listRows({ spreadsheetId: 'vips' })"
+GUARDS = {
+    "nullish": (lambda c: f"let vips = {c} ?? {LIST};", True),
+    "or": (lambda c: f"let vips = {c} || {LIST};", True),
+    "if": (lambda c: f"let vips = [];\nif (!{c}) {{\n  vips = {LIST};\n}}", True),
+    "if-else-both": (
+        lambda c: f"let vips;\nif ({c}) {{\n  vips = {LIST};\n}} else {{\n  vips = {LIST};\n}}",
+        False,
+    ),
+    "ternary": (lambda c: f"let vips = {c} ? [] : {LIST};", True),
+    "always": (lambda c: f"let vips = {LIST};", False),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(sorted(GUARDS)), st.sampled_from(["state?.vips", "state", "flags.vips"]))
+def test_reported_exactly_when_the_read_runs_only_on_a_condition_on_state(
+    guard: str, condition: str
+) -> None:
+    make, guarded = GUARDS[guard]
+    before = "const flags = { vips: null };" if condition.startswith("flags") else ""
+    source = workflow(before=before, producer=f"{make(condition)}\n{USE}\nreturn {{ vips }};")
+    flagged = RULE in validate(source).rules()
+    assert flagged == (guarded and condition.startswith("state"))
