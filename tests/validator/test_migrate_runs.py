@@ -13,9 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from keep_sdk import validate
 from keep_sdk.cases import load_case_file, run_case
+from keep_sdk.cli import cli
 from keep_sdk.validator.migrate import migrate
 
 ROOT = Path(__file__).parents[2]
@@ -43,3 +45,12 @@ def test_the_migrated_script_runs_as_the_original_did_or_is_refused(path: Path) 
     for case in cases.cases:
         result = run_case(migration.source, case, cases, filename=path.name, isolation="in-process")
         assert result.ok, result.report()
+
+
+@pytest.mark.parametrize("path", [LEGACY[0], LEGACY[-1]], ids=lambda p: p.stem)
+def test_keep_migrate_writes_the_script_the_cases_ran(path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "migrated.js"
+    result = CliRunner().invoke(cli, ["migrate", str(path), "-o", str(out), "--name", path.stem])
+    assert out.read_text() == migrate(path.read_text(), name=path.stem).source
+    review = any(note.review for note in migrate(path.read_text()).notes)
+    assert result.exit_code == (1 if review else 0), result.stderr
