@@ -2,8 +2,8 @@
 
 What it does: warns about ``ctx.publish(topic, { messageId, ... })`` whose
 ``messageId`` is made only of fields that name who or what an item is about, not
-which item it is: the sender (``from``, ``email``, ``author``), the ``subject``, a
-``title``, a ``name``, a ``status``... (``messageId: m.from``, ``${m.from}-${m.subject}``).
+which item it is: the sender (``from``, ``sender``, ``author``), the ``subject``, a
+``title``, a ``status``, an ``amount``... (``messageId: m.from``, ``${m.from}-${m.subject}``).
 
 Why is this bad? Publishing is deduplicated by ``messageId``. Two items from the
 same sender (or with the same subject) get the same id, so every item after the
@@ -36,12 +36,9 @@ NOT_IDENTITY = frozenset(
         "to",
         "cc",
         "replyTo",
-        "email",
         "author",
-        "user",
         "owner",
         "assignee",
-        "name",
         "subject",
         "title",
         "status",
@@ -51,9 +48,6 @@ NOT_IDENTITY = frozenset(
         "category",
         "label",
         "channel",
-        "domain",
-        "company",
-        "customer",
         "city",
         "country",
         "amount",
@@ -62,7 +56,8 @@ NOT_IDENTITY = frozenset(
         "priority",
     }
 )
-"""Field names that describe an item and repeat across items."""
+"""Field names that describe an item and repeat across items. Fields that can be the
+identity of what an event stands for (``email`` of a contact, ``name``) are not here."""
 
 META = RuleMeta(
     id="message-id-not-identity",

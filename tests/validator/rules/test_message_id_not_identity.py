@@ -30,7 +30,7 @@ INVALID = [
     Case(
         "in-next",
         workflow(
-            next_="await ctx.publish('out', { messageId: prepared.data.customer, title: `Done ${prepared.data.id}` }); // here",
+            next_="await ctx.publish('out', { messageId: prepared.data.status, title: `Done ${prepared.data.id}` }); // here",
             publishes='["out"]',
         ),
     ),
@@ -42,6 +42,7 @@ VALID = [
     Case("row-id", workflow(producer=silent("`row:${m.rowId}`"))),
     Case("variable", workflow(producer=silent("key(m)"))),
     Case("time", workflow(producer=silent("`${m.from}@${m.receivedAt}`"))),
+    Case("contact-email", workflow(producer=silent("`contact:${m.email}`"))),
 ]
 
 
