@@ -39,6 +39,10 @@ CATALOG = {
     "event-title": Severity.WARNING,
     "missing-message-id": Severity.WARNING,
     "prepare-result-shape": Severity.WARNING,
+    "reserved-event-lost": Severity.WARNING,
+    "message-id-not-identity": Severity.WARNING,
+    "stateful-regexp": Severity.WARNING,
+    "cached-external-data": Severity.WARNING,
 }
 REQUIRED_SECTIONS = ("## What it flags", "## Why it is dangerous", "## Incorrect", "## Correct")
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from keep_sdk.validator.rules import (
     analysis_limit,
+    cached_external_data,
     code_after_mutation,
     dynamic_capability,
     event_title,
@@ -13,6 +14,7 @@ from keep_sdk.validator.rules import (
     implicit_code,
     invalid_arguments,
     legacy_format,
+    message_id_not_identity,
     missing_message_id,
     multiple_mutations,
     mutation_in_try,
@@ -20,8 +22,10 @@ from keep_sdk.validator.rules import (
     nondeterministic_mutate,
     phase_forbidden_call,
     prepare_result_shape,
+    reserved_event_lost,
     reserved_name,
     shared_state,
+    stateful_regexp,
     syntax_error,
     undeclared_topic,
     undefined_name,
@@ -60,6 +64,10 @@ BUILTIN_RULES: tuple[Rule, ...] = (
     event_title.rule,
     missing_message_id.rule,
     prepare_result_shape.rule,
+    reserved_event_lost.rule,
+    message_id_not_identity.rule,
+    stateful_regexp.rule,
+    cached_external_data.rule,
 )
 """Every built-in rule, in the order of the catalog in DESIGN.md (`analysis-limit` after the
 last error rule)."""

@@ -51,9 +51,11 @@ META = RuleMeta(
         ),
     },
     hint=(
-        "A consumer run performs at most one mutation. Choose the one item to act on in "
-        "`prepare` (reserve only its event) and call the mutation once; the remaining events "
-        "stay pending and the consumer runs again for each of them."
+        "A consumer run performs at most one mutation. For several items, act on one per "
+        "run: peek with `{{ limit: 1 }}` in `prepare`, reserve only its event and call the "
+        "mutation once; the other events stay pending and the consumer runs again for each. "
+        'For "do A, then B": make A here, publish an event from `next` (with what B '
+        "needs), and let a second consumer subscribed to that topic make B in its `mutate`."
     ),
 )
 

@@ -40,9 +40,11 @@ META = RuleMeta(
     hint="Move this call to a phase that allows it.",
     hints={
         "mutation": (
-            "Only a consumer's `mutate` may call a mutation, once, as its last statement. "
-            "Compute everything in `prepare`, return it in `data`, and in `mutate` make only "
-            "this call with values from `prepared.data`."
+            "Only a consumer's `mutate` may call a mutation, once, as its last statement: "
+            "compute everything in `prepare`, return it in `data`, and in `mutate` make only "
+            "this call with values from `prepared.data`. For a second change after the first "
+            '("do A, then B"), publish an event from `next` and let a second consumer '
+            "subscribed to it make B in its own `mutate`."
         ),
         "read": (
             "Do this read in `prepare` (or in the producer) and pass what later phases need "

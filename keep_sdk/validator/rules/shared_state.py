@@ -74,9 +74,11 @@ META = RuleMeta(
         ),
     },
     hint=(
-        "Each handler phase runs in a fresh sandbox: keep `{name}` in the handler's state "
-        "(return it from the producer or from `next`, read it from the `state` argument), or "
-        "pass it to the next phase through `prepared.data`."
+        "Each handler phase runs in a fresh sandbox, so `{name}` does not carry over. If it "
+        "holds data read from outside (a list from a sheet), read it again where it is used, "
+        "in `prepare` or the producer, on every run, and pass it on through `prepared.data`. "
+        "Keep in the handler's state only what the workflow decides itself (a cursor, a "
+        "count): return it from the producer or from `next`, read it from `state`."
     ),
     hints={
         "global-write": (
