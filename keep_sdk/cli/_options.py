@@ -18,10 +18,10 @@ import click
 from keep_sdk.app import DEFAULT_ISOLATION, ISOLATIONS, Installation, OpenedStore, read_config
 from keep_sdk.app import script_manifest as app_script_manifest
 from keep_sdk.cli.group import CONFIG_META
-from keep_sdk.cli.support import EXIT_USAGE, fail, loaded_plugins
+from keep_sdk.cli.support import EXIT_USAGE, abandon, fail, loaded_plugins
 from keep_sdk.config import KeepConfig
 from keep_sdk.contract.manifest import Manifest
-from keep_sdk.errors import ConfigurationError, ScriptRejected
+from keep_sdk.errors import ConfigurationError, ScriptRejected, StoreUnavailable
 from keep_sdk.model import HostPolicy
 
 if TYPE_CHECKING:
@@ -44,6 +44,10 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+_READ_ONLY = ("read-only", "readonly")
+"""Words of a store error that says its file cannot be written (`opened` then ends the
+process without closing the store: `keep_sdk.cli.support.abandon`)."""
 
 LEASE_WAIT_S = 30
 """What ``--wait`` waits when not given: a lease's time to live
@@ -179,7 +183,9 @@ def opened(
 
     `read_only` (``status``, ``events``, ``runs``, ``ledger``): a missing store is an
     error and nothing is created; `must_exist` (a person's actions): a missing store
-    is an error (`Installation.open`)."""
+    is an error (`Installation.open`). A store whose files were made read-only while the
+    block ran ends the process with its one message and exit 1, the store left unclosed
+    (`keep_sdk.cli.support.abandon`)."""
     installation = Installation.open(
         store_url,
         plugins=loaded_plugins(),
@@ -191,6 +197,10 @@ def opened(
     )
     try:
         yield installation
+    except StoreUnavailable as exc:
+        if any(word in exc.reason.lower() for word in _READ_ONLY):
+            abandon(str(exc))
+        raise
     finally:
         installation.close()
 
