@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from keep_sdk.app import DEFAULT_ISOLATION, ISOLATIONS, Installation, OpenedStore, read_config
+from keep_sdk.app import (
+    DEFAULT_ISOLATION,
+    ISOLATIONS,
+    Installation,
+    OpenedStore,
+    read_config,
+    sqlite_path,
+)
 from keep_sdk.app import script_manifest as app_script_manifest
 from keep_sdk.cli.group import CONFIG_META
 from keep_sdk.cli.support import EXIT_USAGE, abandon, fail, loaded_plugins
@@ -44,10 +51,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_READ_ONLY = ("read-only", "readonly")
-"""Words of a store error that says its file cannot be written (`opened` then ends the
-process without closing the store: `keep_sdk.cli.support.abandon`)."""
 
 LEASE_WAIT_S = 30
 """What ``--wait`` waits when not given: a lease's time to live
@@ -170,6 +173,18 @@ def load_script(
     return checked
 
 
+def _unwritable(store_url: str) -> Path | None:
+    """The file of a SQLite store (the database, its ``-wal`` or ``-shm``) that exists and
+    cannot be written now; None for other stores."""
+    database = sqlite_path(store_url)
+    if database is None:
+        return None
+    for path in (database, *(database.with_name(database.name + s) for s in ("-wal", "-shm"))):
+        if path.exists() and not os.access(path, os.W_OK):
+            return path
+    return None
+
+
 @contextmanager
 def opened(
     store_url: str | None,
@@ -195,13 +210,21 @@ def opened(
         must_exist=must_exist,
         config=configuration(store_url),
     )
+    writable = _unwritable(installation.store_url) is None
+    error: str | None = None
     try:
         yield installation
     except StoreUnavailable as exc:
-        if any(word in exc.reason.lower() for word in _READ_ONLY):
-            abandon(str(exc))
+        error = str(exc)
         raise
     finally:
+        unwritable = _unwritable(installation.store_url)
+        if writable and unwritable is not None:
+            abandon(
+                error
+                or f"the store file {unwritable} was made read-only while keep was using it; "
+                "make it writable again (chmod u+w, chattr -i) and start keep again"
+            )
         installation.close()
 
 
