@@ -1,6 +1,6 @@
 """Start-up time of the ``keep`` command line against a bare Python start (issue 31, item 3).
 
-    python benchmarks/cli_startup.py [--runs 15]
+    python benchmarks/cli_startup.py [--runs 15] [--before CHECKOUT]
 
 Each round runs ``python -c pass`` and then each measured command once, as fresh
 processes with this interpreter (``python -m keep_sdk ...``), so load on the machine hits
@@ -9,7 +9,9 @@ all alike. ``keep publish`` publishes into the demo workflow
 folder; ``keep notify`` delivers to an unknown correlation key of that store (it opens the
 store, looks the key up and exits 1, as a webhook hitting a stale key does). Prints the
 median wall time of each and its ratio to the bare start, and the load average before and
-after.
+after. With ``--before CHECKOUT`` each round also runs every command with ``PYTHONPATH``
+set to that checkout (another version of keep_sdk, e.g. the main branch), interleaved, so
+both versions meet the same load.
 """
 
 from __future__ import annotations
@@ -43,16 +45,18 @@ def _commands(store: str) -> dict[str, list[str]]:
     }
 
 
-def _time(argv: list[str], cwd: Path) -> float:
+def _time(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+    subprocess.run(argv, cwd=cwd, capture_output=True, check=False, env=env)
     return time.perf_counter() - started
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--before", type=Path, default=None, help="another checkout to compare")
     args = parser.parse_args()
+    before = None if args.before is None else {**os.environ, "PYTHONPATH": str(args.before)}
     with tempfile.TemporaryDirectory() as folder:
         cwd = Path(folder)
         store = f"sqlite:///{cwd / 'keep.db'}"
@@ -67,17 +71,19 @@ def main() -> None:
         for _ in range(args.runs):
             for name, argv in commands.items():
                 taken[name].append(_time(argv, cwd))
+                if before is not None and name in TARGETS:
+                    taken.setdefault(f"before: {name}", []).append(_time(argv, cwd, before))
         load_after = os.getloadavg()
     bare = statistics.median(taken["python -c pass"])
     print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f}; {args.runs} runs")
-    print(f"{'command':<16} {'median ms':>10} {'x bare':>8} {'target':>8}")
+    print(f"{'command':<22} {'median ms':>10} {'x bare':>8} {'target':>8}")
     for name, values in taken.items():
         median = statistics.median(values)
         target = TARGETS.get(name)
         ratio = median / bare
         met = "met" if target is not None and ratio <= target else "MISSED"
         verdict = "" if target is None else f"<={target:.0f}x {met}"
-        print(f"{name:<16} {median * 1000:>10.1f} {ratio:>8.1f} {verdict:>8}")
+        print(f"{name:<22} {median * 1000:>10.1f} {ratio:>8.1f} {verdict:>8}")
 
 
 if __name__ == "__main__":

@@ -21,34 +21,46 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import JsonValue
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from keep_sdk.config import KeepConfig, find_config, install_log_redaction, load_config
-from keep_sdk.connectors import ConnectorSet
-from keep_sdk.connectors.builtin import ServiceDouble
-from keep_sdk.connectors.builtin.seeding import Seed, parse_seed
-from keep_sdk.contract.durable import NotificationOutcome
+from keep_sdk.contract.durable import Notification, NotificationOutcome
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.contract.workflow import WorkflowManifest
 from keep_sdk.errors import ActionRefused, ConfigurationError, KeepError
 from keep_sdk.model import HostPolicy
 from keep_sdk.plugins import KeepPlugins, default_plugins
-from keep_sdk.runtime import NotifyReceipt, PersonActions, Runtime
-from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
-from keep_sdk.scheduler import DEFAULT_DRAIN_S, DEFAULT_LEASE_TTL_S, Scheduler
-from keep_sdk.status import StatusReport, build_status
-from keep_sdk.stores import DEFAULT_STORE_URL, Store, store_scheme
+from keep_sdk.stores import (
+    DEFAULT_STORE_URL,
+    Publication,
+    PublishResult,
+    Store,
+    publish_from_outside,
+    record_notification,
+    store_scheme,
+    workflow_for_topic,
+)
+
+if TYPE_CHECKING:
+    from keep_sdk.connectors import ConnectorSet
+    from keep_sdk.connectors.builtin import ServiceDouble
+    from keep_sdk.connectors.builtin.seeding import Seed
+    from keep_sdk.runtime import NotifyReceipt, PersonActions, Runtime
+    from keep_sdk.sandbox import Isolation
+    from keep_sdk.scheduler import Scheduler
+    from keep_sdk.status import StatusReport
+
+    IsolationChoice = str | Isolation
+    RuntimeFactory = Callable[..., Runtime]
 
 __all__ = [
     "DEFAULT_ISOLATION",
     "ISOLATIONS",
     "Installation",
     "IsolationChoice",
+    "OpenedStore",
     "RuntimeFactory",
     "default_doubles_path",
     "isolation_of",
@@ -64,19 +76,30 @@ ISOLATIONS = ("process", "in-process")
 """``process``: each phase in a killable worker process (the default); ``in-process``: faster,
 for trusted scripts and tests."""
 
-IsolationChoice = str | Isolation
-"""How phases are isolated: a name of `ISOLATIONS`, or an `Isolation` the caller owns (an
-installation closes only the isolation it built from a name)."""
-
 DEFAULT_ISOLATION = "process"
 """The one isolation default, of `Installation.open` and every ``keep`` command: the safe one."""
 
-RuntimeFactory = Callable[..., Runtime]
-"""Builds the runtime of an installation from ``(store, connectors, **options)`` (the
-options `Runtime` takes); the conformance scenarios hold another runtime to the spec
-through it."""
-
 _LEASE_POLL_S = 0.2
+
+
+def __getattr__(name: str) -> Any:
+    """Two aliases built on first use, as they name the sandbox and the runtime, which the
+    store-only commands (`OpenedStore`) never import.
+
+    ``IsolationChoice``: how phases are isolated, a name of `ISOLATIONS` or an `Isolation`
+    the caller owns (an installation closes only the isolation it built from a name).
+    ``RuntimeFactory``: builds the runtime of an installation from ``(store, connectors,
+    **options)`` (the options `Runtime` takes); the conformance scenarios hold another
+    runtime to the spec through it."""
+    if name == "IsolationChoice":
+        from keep_sdk.sandbox import Isolation
+
+        return str | Isolation
+    if name == "RuntimeFactory":
+        from keep_sdk.runtime import Runtime
+
+        return Callable[..., Runtime]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def sqlite_path(store_url: str) -> Path | None:
@@ -84,6 +107,9 @@ def sqlite_path(store_url: str) -> Path | None:
     which opening the store reports)."""
     if store_scheme(store_url) != "sqlite":
         return None
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         database = make_url(store_url).database
     except ArgumentError:
@@ -109,6 +135,8 @@ def _reason(exc: BaseException) -> str:
 def _opening(what: str) -> Iterator[None]:
     """Turn what a broken or unreachable store or doubles file raises while being opened
     into one `ConfigurationError` that names it and the reason."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     try:
         yield
     except KeepError:
@@ -141,6 +169,20 @@ def _open_store(
     return store
 
 
+def _require_store(store_url: str | None) -> None:
+    """`ConfigurationError` when `store_url` (None: the default) names a SQLite file that
+    does not exist; nothing is created."""
+    url = store_url or DEFAULT_STORE_URL
+    database = sqlite_path(url)
+    if database is not None and not database.is_file():
+        hint = (
+            f"`keep run FILE --store {url}` creates it"
+            if store_url
+            else "`keep run FILE` here creates it, or give --store URL"
+        )
+        raise ConfigurationError(f"there is no keep store at {database}; {hint}")
+
+
 def read_config(
     store_url: str | None = None,
     *,
@@ -166,6 +208,8 @@ def _with_configured(registered: ConnectorSet, config: KeepConfig) -> ConnectorS
             f"{config.path}: connectors.{clashes[0]}: the name {clashes[0]!r} is taken by a "
             "connector a plugin registers; give this instance another name"
         )
+    from keep_sdk.connectors import ConnectorSet
+
     return ConnectorSet(list(registered.values()), deferred=config.deferred_connectors())
 
 
@@ -206,6 +250,8 @@ def load_seed(path: Path) -> dict[str, Any]:
     """Read a seed file (JSON or YAML): ``{connector name: data, "faults": [...]}``.
 
     Only the syntax is checked here; `Installation.check_seed` checks the shape."""
+    import yaml
+
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -227,6 +273,8 @@ def isolation_of(name: IsolationChoice) -> Isolation:
     closes it), the instance itself otherwise; an unknown name is a `ConfigurationError`."""
     if not isinstance(name, str):
         return name
+    from keep_sdk.sandbox import InProcessIsolation, ProcessIsolation
+
     if name == "process":
         return ProcessIsolation()
     if name == "in-process":
@@ -314,23 +362,15 @@ class Installation:
           runtime calls (a harness that interrupts a call at a chosen point).
         - `make_runtime`: builds the runtime from the same parts (`RuntimeFactory`).
         """
+        from keep_sdk.connectors.builtin import ServiceDouble
+        from keep_sdk.runtime import Runtime
+
         url = store_url or DEFAULT_STORE_URL
         plugins = plugins or default_plugins()
         config = config if config is not None else read_config(url, plugins=plugins)
         install_log_redaction(config.secrets)
-        database = sqlite_path(url)
-        if (
-            store is None
-            and (read_only or must_exist)
-            and database is not None
-            and not database.is_file()
-        ):
-            hint = (
-                f"`keep run FILE --store {url}` creates it"
-                if store_url
-                else "`keep run FILE` here creates it, or give --store URL"
-            )
-            raise ConfigurationError(f"there is no keep store at {database}; {hint}")
+        if store is None and (read_only or must_exist):
+            _require_store(store_url)
         if store is None:
             store = _open_store(url, plugins=plugins, clock=clock)
         try:
@@ -385,6 +425,8 @@ class Installation:
         """Abandon the current runtime, as a killed host is abandoned (nothing of it is
         closed or finished), and build a new one on the same store, connectors and
         options; it recovers what the old one left active. Returns the new runtime."""
+        from keep_sdk.runtime import Runtime
+
         self.runtime = (self.make_runtime or Runtime)(
             self.store, self.connectors, **self.runtime_options
         )
@@ -410,6 +452,8 @@ class Installation:
         """`keep_sdk.status.build_status` of this installation: what came in, what went
         out, what waits, and what a person can do (``retry`` offered for an escalated
         mutation only when its connector can reconcile)."""
+        from keep_sdk.status import build_status
+
         return build_status(
             self.store,
             store_url=self.store_url,
@@ -422,38 +466,47 @@ class Installation:
     @property
     def actions(self) -> PersonActions:
         """A person's actions on this installation."""
+        from keep_sdk.runtime import PersonActions
+
         return PersonActions(self.runtime)
 
     def scheduler(
         self,
         *,
         worker: str | None = None,
-        lease_ttl_s: float = DEFAULT_LEASE_TTL_S,
-        drain_s: float = DEFAULT_DRAIN_S,
+        lease_ttl_s: float | None = None,
+        drain_s: float | None = None,
     ) -> Scheduler:
         """A scheduler on this installation's runtime (and clock); close it to release its
-        leases. `drain_s` bounds a backlog's drain in seconds (`Scheduler`); a harness that
+        leases (`lease_ttl_s` default: `keep_sdk.scheduler.DEFAULT_LEASE_TTL_S`). `drain_s`
+        (default `keep_sdk.scheduler.DEFAULT_DRAIN_S`) bounds a backlog's drain in seconds
+        (`Scheduler`); a harness that
         must be deterministic whatever the machine's speed passes `math.inf`, so only the
         drain's run count bounds it."""
+        from keep_sdk.scheduler import DEFAULT_DRAIN_S, DEFAULT_LEASE_TTL_S, Scheduler
+
         return Scheduler(
             self.runtime,
             worker=worker,
-            lease_ttl_s=lease_ttl_s,
+            lease_ttl_s=DEFAULT_LEASE_TTL_S if lease_ttl_s is None else lease_ttl_s,
             clock=self.clock,
-            drain_s=drain_s,
+            drain_s=DEFAULT_DRAIN_S if drain_s is None else drain_s,
         )
 
     @contextmanager
-    def holding(self, workflow: str, *, worker: str, wait_s: float) -> Iterator[None]:
+    def holding(self, workflow: str, *, worker: str, wait_s: float | None) -> Iterator[None]:
         """Hold `workflow`'s lease as `worker` for the duration, so no other worker runs it
         while a person's action drives its runs here.
 
-        Waits up to `wait_s` seconds for the current holder to let go, then
+        Waits up to `wait_s` seconds (None: a lease's time to live,
+        `keep_sdk.scheduler.DEFAULT_LEASE_TTL_S`) for the current holder to let go, then
         raises `ActionRefused` naming it. The lease is released on exit.
         """
         scheduler = self.scheduler(worker=worker)
         try:
-            deadline = time.monotonic() + wait_s
+            deadline = time.monotonic() + (
+                scheduler.leases.ttl.total_seconds() if wait_s is None else wait_s
+            )
             while scheduler.leases.claim(workflow) is None:
                 if time.monotonic() > deadline:
                     lease = self.store.get_lease(workflow)
@@ -468,7 +521,13 @@ class Installation:
             scheduler.close()
 
     def notify(
-        self, correlation_key: str, result: JsonValue, *, source: str, worker: str, wait_s: float
+        self,
+        correlation_key: str,
+        result: JsonValue,
+        *,
+        source: str,
+        worker: str,
+        wait_s: float | None,
     ) -> NotifyReceipt:
         """Record a durable operation's `result` for `correlation_key` in the inbox, then
         continue its parked run holding the workflow's lease (``keep notify``, the console).
@@ -478,8 +537,18 @@ class Installation:
         `wait_s`) or the run is not parked yet, the notification stays pending for a
         worker to deliver, and the receipt has no run.
         """
+        notification = self.runtime.durable.notify(correlation_key, result, source=source)
+        return self.deliver(notification, worker=worker, wait_s=wait_s)
+
+    def deliver(
+        self, notification: Notification, *, worker: str, wait_s: float | None
+    ) -> NotifyReceipt:
+        """Continue the parked run of a recorded `notification` as `notify` does (a
+        notification that is not pending is only read back); the receipt holds the
+        notification as stored afterwards."""
+        from keep_sdk.runtime import NotifyReceipt
+
         runtime = self.runtime
-        notification = runtime.durable.notify(correlation_key, result, source=source)
         run = None
         if notification.outcome is NotificationOutcome.PENDING:
             try:
@@ -495,6 +564,8 @@ class Installation:
         return NotifyReceipt(notification=stored, run=run)
 
     def _doubles(self) -> dict[str, ServiceDouble]:
+        from keep_sdk.connectors.builtin import ServiceDouble
+
         return {
             name: connector
             for name, connector in self.connectors.built().items()
@@ -505,6 +576,8 @@ class Installation:
         """Check a seed document (`load_seed`) before anything is deployed or written:
         known doubles, each one's data shape, faults of the seedable kinds on operations
         the double has. Raises `ConfigurationError` naming `source` and the bad value."""
+        from keep_sdk.connectors.builtin.seeding import parse_seed
+
         doubles = self._doubles()
         seed = parse_seed(document, doubles=doubles, source=source)
         for fault in seed.faults:
@@ -551,3 +624,91 @@ class Installation:
         if self.owns_isolation and callable(close):
             close()
         self.store.close()
+
+
+@dataclass
+class OpenedStore:
+    """An existing store opened through the plugins' store schemes with its ``keep.toml``,
+    and no connectors, runtime or scheduler: what ``keep publish`` and ``keep notify`` need
+    to write, so they start without importing the sandbox, the validator or the runtime.
+
+    Its `publish` and `notify` call the functions `PersonActions` and the runtime call
+    (`keep_sdk.stores.publish_from_outside`, `keep_sdk.stores.record_notification`), with
+    the policy `Installation.open` gives the runtime. When a run must go on (a
+    notification to deliver), `installation` builds the `Installation` on this same store;
+    the store is then that installation's to close. Close it when done.
+    """
+
+    store_url: str
+    store: Store
+    config: KeepConfig
+    plugins: KeepPlugins
+    handed_over: bool = False
+
+    @classmethod
+    def open(
+        cls,
+        store_url: str | None = None,
+        *,
+        plugins: KeepPlugins | None = None,
+        config: KeepConfig | None = None,
+    ) -> OpenedStore:
+        """Open the store at `store_url` (default ``sqlite:///.keep/keep.db``) as
+        `Installation.open` does with `must_exist`: a missing SQLite file, or one that
+        cannot be opened, is one `ConfigurationError`; keep.toml's secrets are masked in
+        log records from now on."""
+        url = store_url or DEFAULT_STORE_URL
+        plugins = plugins or default_plugins()
+        config = config if config is not None else read_config(url, plugins=plugins)
+        install_log_redaction(config.secrets)
+        _require_store(store_url)
+        return cls(url, _open_store(url, plugins=plugins), config, plugins)
+
+    @property
+    def policy(self) -> HostPolicy:
+        """The installation-wide policy (``[policy]`` of keep.toml), the runtime's."""
+        return self.config.policy
+
+    def publish(
+        self, publication: Publication, *, workflow: str | None, actor: str
+    ) -> tuple[str, PublishResult]:
+        """Publish into `workflow` (default: the one deployed workflow declaring the topic)
+        as `PersonActions.publish` does; returns the workflow and the result."""
+        target = workflow or workflow_for_topic(self.store, publication.topic)
+        result = publish_from_outside(
+            self.store, target, publication, policy=self.policy, actor=actor
+        )
+        return target, result
+
+    def notify(self, correlation_key: str, result: JsonValue, *, source: str) -> Notification:
+        """Record a durable operation's `result` in the inbox as the runtime does (checked
+        first; `NotFound` for an unknown key). A ``pending`` notification still has to be
+        delivered: `installation` and then `Installation.deliver`."""
+        return record_notification(
+            self.store, correlation_key, result, source=source, policy=self.policy
+        )
+
+    def installation(self, **options: Any) -> Installation:
+        """The `Installation` on this store, its plugins and keep.toml (`options`: those of
+        `Installation.open`, such as `doubles` and `isolation`); it owns the store now."""
+        built = Installation.open(
+            self.store_url,
+            plugins=self.plugins,
+            config=self.config,
+            store=self.store,
+            must_exist=True,
+            **options,
+        )
+        self.handed_over = True
+        return built
+
+    def __enter__(self) -> OpenedStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the store's connections, unless an installation took the store over."""
+        if not self.handed_over:
+            self.store.close()

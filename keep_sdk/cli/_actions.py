@@ -8,7 +8,6 @@ the workflow's lease meanwhile (`Installation.holding`).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,11 +16,13 @@ import click
 from pydantic import JsonValue
 
 from keep_sdk.cli._options import (
+    cli_worker,
     doubles_option,
     isolation_option,
     json_option,
     opened,
     store_option,
+    wait_option,
 )
 from keep_sdk.cli.outputs import WorkflowOutput
 from keep_sdk.cli.support import (
@@ -32,7 +33,6 @@ from keep_sdk.cli.support import (
     reports_errors,
 )
 from keep_sdk.model import RunStatus
-from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S
 
 __all__ = [
     "grant_command",
@@ -44,20 +44,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _cli_worker() -> str:
-    return f"cli:{os.getpid()}"
-
-
-def _wait_option(func: F) -> F:
-    return click.option(
-        "--wait",
-        type=click.FloatRange(min=0),
-        default=DEFAULT_LEASE_TTL_S,
-        show_default=True,
-        help="Seconds to wait for a worker to let go of the workflow.",
-    )(func)
 
 
 @click.command("skip")
@@ -107,7 +93,7 @@ def skip_command(store_url: str | None, event_id: str, reason: str | None, as_js
 @store_option
 @doubles_option
 @isolation_option
-@_wait_option
+@wait_option
 @json_option
 @reports_errors
 def resolve_command(
@@ -120,7 +106,7 @@ def resolve_command(
     store_url: str | None,
     doubles: Path | None,
     isolation: str,
-    wait: float,
+    wait: float | None,
     as_json: bool,
 ) -> None:
     """Decide about a run that waits for a person (ids: `keep status` or `keep runs`).
@@ -156,7 +142,7 @@ def resolve_command(
     result = _result_json(result_text) if result_text is not None else None
     with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
         run = inst.store.get_run(run_id)
-        with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
+        with inst.holding(run.workflow, worker=cli_worker(), wait_s=wait):
             ended = inst.actions.resolve(run.id, choice, actor=actor(), result=result)
     if as_json:
         print_json(ended)
@@ -200,7 +186,7 @@ def resume_command(workflow: str, store_url: str | None) -> None:
 @store_option
 @doubles_option
 @isolation_option
-@_wait_option
+@wait_option
 @reports_errors
 def grant_command(
     workflow: str,
@@ -208,7 +194,7 @@ def grant_command(
     store_url: str | None,
     doubles: Path | None,
     isolation: str,
-    wait: float,
+    wait: float | None,
 ) -> None:
     """Grant PERMISSION (such as sheets.write) to WORKFLOW; runs waiting for it continue.
 
@@ -217,7 +203,7 @@ def grant_command(
     """
     with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
         check_permissions(inst, [permission], param_hint="PERMISSION", workflow=workflow)
-        with inst.holding(workflow, worker=_cli_worker(), wait_s=wait):
+        with inst.holding(workflow, worker=cli_worker(), wait_s=wait):
             resumed = inst.actions.grant(workflow, permission, actor=actor())
     click.echo(f"granted {permission} to {workflow}")
     for run in resumed:

@@ -3,7 +3,10 @@
 ``notify`` records the result in the store's inbox first (at-least-once: a repeat
 is recorded as a duplicate and changes nothing), then, holding the workflow's
 lease, continues the parked run to its commit in this process. When a worker
-holds the workflow, the worker delivers it instead.
+holds the workflow, the worker delivers it instead. Recording needs only the store
+(`keep_sdk.cli._options.stored`), so a notification for an unknown, completed or
+cancelled operation is answered without importing the runtime; the runtime is built
+only to continue a parked run.
 """
 
 from __future__ import annotations
@@ -14,19 +17,21 @@ from pathlib import Path
 import click
 from pydantic import JsonValue
 
-from keep_sdk.cli._actions import _cli_worker, _wait_option
 from keep_sdk.cli._options import (
+    cli_worker,
     doubles_option,
     isolation_option,
     json_option,
     opened,
     store_option,
+    stored,
+    wait_option,
 )
 from keep_sdk.cli.support import EXIT_PROBLEM, actor, fail, print_json, read_text, reports_errors
+from keep_sdk.contract.admission import notification_result
 from keep_sdk.contract.durable import NotificationOutcome, check_correlation_key, parse_duration
 from keep_sdk.errors import InvalidArguments
 from keep_sdk.model import HostPolicy, RunRecord, RunStatus
-from keep_sdk.runtime.durable import notification_result
 
 __all__ = ["cancel_command", "notify_command", "wait_command"]
 
@@ -64,7 +69,7 @@ def _ended(run: RunRecord) -> str:
 @store_option
 @doubles_option
 @isolation_option
-@_wait_option
+@wait_option
 @json_option
 @reports_errors
 def notify_command(
@@ -73,7 +78,7 @@ def notify_command(
     store_url: str | None,
     doubles: Path | None,
     isolation: str,
-    wait: float,
+    wait: float | None,
     as_json: bool,
 ) -> None:
     """Deliver the result of a durable operation by its CORRELATION_KEY (`keep status` shows it).
@@ -88,31 +93,33 @@ def notify_command(
     except InvalidArguments as exc:
         raise click.BadParameter(str(exc), param_hint="CORRELATION_KEY") from None
     text, where = _result_text(result_text)
-    with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
-        result = _result(text, where, inst.runtime.policy)
-        receipt = inst.notify(
-            correlation_key, result, source=f"cli:{actor()}", worker=_cli_worker(), wait_s=wait
-        )
-    stored, run = receipt.notification, receipt.run
+    with stored(store_url) as store:
+        result = _result(text, where, store.policy)
+        recorded = store.notify(correlation_key, result, source=f"cli:{actor()}")
+        run = None
+        if recorded.outcome is NotificationOutcome.PENDING:
+            with store.installation(doubles=doubles, isolation=isolation) as inst:
+                receipt = inst.deliver(recorded, worker=cli_worker(), wait_s=wait)
+            recorded, run = receipt.notification, receipt.run
     if as_json:
         print_json(
             {
-                "notification": stored.model_dump(mode="json", by_alias=True),
+                "notification": recorded.model_dump(mode="json", by_alias=True),
                 "run": run.model_dump(mode="json", by_alias=True) if run else None,
             }
         )
-    if stored.outcome in (NotificationOutcome.DUPLICATE, NotificationOutcome.IGNORED):
+    if recorded.outcome in (NotificationOutcome.DUPLICATE, NotificationOutcome.IGNORED):
         fail(
-            f"recorded notification {stored.id} as {stored.outcome.value}: {stored.detail}",
+            f"recorded notification {recorded.id} as {recorded.outcome.value}: {recorded.detail}",
             code=EXIT_PROBLEM,
         )
     if as_json:
         return
-    if run is not None and stored.outcome is NotificationOutcome.APPLIED:
+    if run is not None and recorded.outcome is NotificationOutcome.APPLIED:
         click.echo(f"delivered; {_ended(run)}")
     else:
         click.echo(
-            f"recorded notification {stored.id}; the run is not parked yet or its workflow is "
+            f"recorded notification {recorded.id}; the run is not parked yet or its workflow is "
             "busy, so a worker (`keep worker`) delivers it"
         )
 
@@ -123,7 +130,7 @@ def notify_command(
 @store_option
 @doubles_option
 @isolation_option
-@_wait_option
+@wait_option
 @json_option
 @reports_errors
 def cancel_command(
@@ -132,7 +139,7 @@ def cancel_command(
     store_url: str | None,
     doubles: Path | None,
     isolation: str,
-    wait: float,
+    wait: float | None,
     as_json: bool,
 ) -> None:
     """Cancel the durable operation RUN_ID waits for; `next` sees {status: "skipped"}.
@@ -142,7 +149,7 @@ def cancel_command(
     """
     with opened(store_url, doubles=doubles, isolation=isolation, must_exist=True) as inst:
         run = inst.store.get_run(run_id)
-        with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
+        with inst.holding(run.workflow, worker=cli_worker(), wait_s=wait):
             ended = inst.actions.cancel(run.id, actor=actor(), reason=reason)
     if as_json:
         print_json(ended)
@@ -170,7 +177,7 @@ def cancel_command(
 @store_option
 @doubles_option
 @isolation_option
-@_wait_option
+@wait_option
 @json_option
 @reports_errors
 def wait_command(
@@ -183,7 +190,7 @@ def wait_command(
     store_url: str | None,
     doubles: Path | None,
     isolation: str,
-    wait: float,
+    wait: float | None,
     as_json: bool,
 ) -> None:
     """Decide about a run that waits for a durable operation (one that timed out, say).
@@ -220,7 +227,7 @@ def wait_command(
         )
         run = inst.store.get_run(run_id)
         actions, who = inst.actions, actor()
-        with inst.holding(run.workflow, worker=_cli_worker(), wait_s=wait):
+        with inst.holding(run.workflow, worker=cli_worker(), wait_s=wait):
             if delta is not None:
                 ended = actions.extend_by(run.id, by=delta, actor=who)
             elif until is not None:

@@ -63,7 +63,8 @@ def observability_options(func: F) -> F:
 
 @dataclass
 class Watch:
-    """What the worker's loop tells the metrics: a step finished, a store error."""
+    """What the worker's loop tells the metrics: a step finished, a store error, an outage
+    of the store begun and recovered (a `keep_sdk.scheduler.OutageWatcher`)."""
 
     metrics: KeepMetrics | None = None
     port: int | None = None
@@ -77,6 +78,16 @@ class Watch:
         """The loop carried on after an error."""
         if self.metrics is not None:
             self.metrics.store_error()
+
+    def outage_began(self) -> None:
+        """The loop lost the store."""
+        if self.metrics is not None:
+            self.metrics.outage_began()
+
+    def outage_recovered(self, lasted_s: float) -> None:
+        """The store answered again after `lasted_s` seconds."""
+        if self.metrics is not None:
+            self.metrics.outage_recovered(lasted_s)
 
 
 def _installed(module: str) -> bool:

@@ -7,25 +7,37 @@ that print for machines.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from keep_sdk.app import DEFAULT_ISOLATION, ISOLATIONS, Installation, read_config
+from keep_sdk.app import (
+    DEFAULT_ISOLATION,
+    ISOLATIONS,
+    Installation,
+    OpenedStore,
+    read_config,
+    sqlite_path,
+)
 from keep_sdk.app import script_manifest as app_script_manifest
 from keep_sdk.cli.group import CONFIG_META
-from keep_sdk.cli.support import EXIT_USAGE, fail, loaded_plugins
+from keep_sdk.cli.support import EXIT_USAGE, abandon, fail, loaded_plugins
 from keep_sdk.config import KeepConfig
 from keep_sdk.contract.manifest import Manifest
-from keep_sdk.errors import ConfigurationError, ScriptRejected
+from keep_sdk.errors import ConfigurationError, ScriptRejected, StoreUnavailable
 from keep_sdk.model import HostPolicy
-from keep_sdk.runtime import CheckedScript
+
+if TYPE_CHECKING:
+    from keep_sdk.runtime import CheckedScript
 
 __all__ = [
     "CONFIG_META",
+    "LEASE_WAIT_S",
+    "cli_worker",
     "configuration",
     "doubles_option",
     "isolation_option",
@@ -34,9 +46,16 @@ __all__ = [
     "opened",
     "script_manifest",
     "store_option",
+    "stored",
+    "wait_option",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+LEASE_WAIT_S = 30
+"""What ``--wait`` waits when not given: a lease's time to live
+(`keep_sdk.scheduler.DEFAULT_LEASE_TTL_S`, which a test holds it to; spelled here so the
+commands that only write to the store need not import the scheduler)."""
 
 
 def configuration(store_url: str | None) -> KeepConfig:
@@ -84,6 +103,23 @@ def isolation_option(func: F) -> F:
     )(func)
 
 
+def wait_option(func: F) -> F:
+    """``--wait SECONDS`` as the `wait` parameter (None: `Installation.holding`'s default,
+    a lease's time to live)."""
+    return click.option(
+        "--wait",
+        type=click.FloatRange(min=0),
+        default=None,
+        help="Seconds to wait for a worker to let go of the workflow "
+        f"[default: {LEASE_WAIT_S}, a lease's time to live].",
+    )(func)
+
+
+def cli_worker() -> str:
+    """The name this process holds leases under while a person's action drives a run."""
+    return f"cli:{os.getpid()}"
+
+
 def json_option(func: F) -> F:
     """``--json`` as the `as_json` flag."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for machines.")(func)
@@ -104,6 +140,7 @@ def load_script(
     rejected script leaves no store behind; hand the result to `Runtime.deploy_if_changed`
     as `checked`. Raises `ScriptRejected`."""
     from keep_sdk.plugins import default_plugins
+    from keep_sdk.runtime import CheckedScript
 
     config = configuration(store_url)
     plugins = default_plugins()
@@ -136,6 +173,18 @@ def load_script(
     return checked
 
 
+def _unwritable(store_url: str) -> Path | None:
+    """The file of a SQLite store (the database, its ``-wal`` or ``-shm``) that exists and
+    cannot be written now; None for other stores."""
+    database = sqlite_path(store_url)
+    if database is None:
+        return None
+    for path in (database, *(database.with_name(database.name + s) for s in ("-wal", "-shm"))):
+        if path.exists() and not os.access(path, os.W_OK):
+            return path
+    return None
+
+
 @contextmanager
 def opened(
     store_url: str | None,
@@ -149,7 +198,9 @@ def opened(
 
     `read_only` (``status``, ``events``, ``runs``, ``ledger``): a missing store is an
     error and nothing is created; `must_exist` (a person's actions): a missing store
-    is an error (`Installation.open`)."""
+    is an error (`Installation.open`). A store whose files were made read-only while the
+    block ran ends the process with its one message and exit 1, the store left unclosed
+    (`keep_sdk.cli.support.abandon`)."""
     installation = Installation.open(
         store_url,
         plugins=loaded_plugins(),
@@ -159,7 +210,33 @@ def opened(
         must_exist=must_exist,
         config=configuration(store_url),
     )
+    writable = _unwritable(installation.store_url) is None
+    error: str | None = None
     try:
         yield installation
+    except StoreUnavailable as exc:
+        error = str(exc)
+        raise
     finally:
+        unwritable = _unwritable(installation.store_url)
+        if writable and unwritable is not None:
+            abandon(
+                error
+                or f"the store file {unwritable} was made read-only while keep was using it; "
+                "make it writable again (chmod u+w, chattr -i) and start keep again"
+            )
         installation.close()
+
+
+@contextmanager
+def stored(store_url: str | None) -> Iterator[OpenedStore]:
+    """The existing store at `store_url` with its keep.toml and no runtime
+    (`keep_sdk.app.OpenedStore`: ``publish`` and ``notify`` start without importing the
+    sandbox, the validator or the runtime), closed when the block ends."""
+    opened_store = OpenedStore.open(
+        store_url, plugins=loaded_plugins(), config=configuration(store_url)
+    )
+    try:
+        yield opened_store
+    finally:
+        opened_store.close()

@@ -1,19 +1,23 @@
 """``keep publish TOPIC``: feed an event into a workflow from the command line.
 
-Calls `PersonActions.publish` (audited, idempotent per messageId, only topics
-the workflow declares). The event waits for the workflow's consumers: `keep run
-FILE --until-idle` or a `keep worker` delivers it.
+Publishes as `PersonActions.publish` does (audited, idempotent per messageId, only
+topics the workflow declares; `keep_sdk.stores.publish_from_outside`) on the store alone
+(`keep_sdk.cli._options.stored`), so the command starts without importing the runtime.
+The event waits for the workflow's consumers: `keep run FILE --until-idle` or a `keep
+worker` delivers it.
 """
 
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import click
 from pydantic import ValidationError
 
-from keep_sdk.cli._options import json_option, opened, store_option
-from keep_sdk.cli.support import actor, print_json, reports_errors
+from keep_sdk.cli._options import json_option, store_option, stored
+from keep_sdk.cli.support import actor, decode, print_json, read_text, reports_errors
 from keep_sdk.errors import InvalidArguments
 from keep_sdk.stores import Publication
 
@@ -24,7 +28,12 @@ __all__ = ["publish_command"]
 @click.argument("topic")
 @click.option("--message-id", required=True, help="The event's id in the topic (idempotency).")
 @click.option("--title", required=True, help="What the event is, for people.")
-@click.option("--payload", default="null", show_default=True, help="The payload, as JSON.")
+@click.option(
+    "--payload",
+    default="null",
+    show_default=True,
+    help="The payload: JSON text, @FILE to read it from a file, or - to read it from stdin.",
+)
 @click.option(
     "--workflow",
     default=None,
@@ -48,8 +57,9 @@ def publish_command(
     (over the size or depth limit, measured in UTF-8 bytes of JSON) or a bad id or
     title; exit 1 when the workflow does not declare TOPIC.
     """
+    text = _payload_text(payload)
     try:
-        data = json.loads(payload)
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"not valid JSON: {exc}", param_hint="--payload") from None
     try:
@@ -58,10 +68,9 @@ def publish_command(
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise click.UsageError(f"{where}: {first['msg']}") from None
-    with opened(store_url, must_exist=True) as inst:
-        target = workflow or inst.actions.workflow_for_topic(topic)
+    with stored(store_url) as store:
         try:
-            result = inst.actions.publish(target, publication, actor=actor())
+            target, result = store.publish(publication, workflow=workflow, actor=actor())
         except InvalidArguments as exc:
             raise click.BadParameter(str(exc), param_hint="--payload") from None
     if as_json:
@@ -72,3 +81,13 @@ def publish_command(
             f"{result.outcome.value}: {event.title!r} in {target}/{event.topic} "
             f"({event.id}, {event.status.value})"
         )
+
+
+def _payload_text(value: str) -> str:
+    """The --payload JSON text: given, read from ``@FILE`` or (``-``) from stdin; an
+    unreadable file or text that is not UTF-8 exits 2."""
+    if value == "-":
+        return decode(sys.stdin.buffer.read(), "stdin")
+    if value.startswith("@"):
+        return read_text(Path(value[1:]))
+    return value

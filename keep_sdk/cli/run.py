@@ -334,6 +334,7 @@ def worker_command(
                 on_error=error,
                 on_outage=outage,
                 on_recovery=recovery,
+                watcher=watch,
             )
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import getpass
 import json
 import logging
+import os
+import sys
 from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_PROBLEM",
     "EXIT_USAGE",
+    "abandon",
     "actor",
     "check_permissions",
     "decode",
@@ -53,6 +56,18 @@ def fail(message: str, *, code: int = EXIT_PROBLEM) -> NoReturn:
 
     click.echo(f"error: {shown(message)}", err=True)
     raise SystemExit(code)
+
+
+def abandon(message: str) -> NoReturn:
+    """Print `message` as an error and end the process at once with exit code 1, closing
+    nothing: SQLite closing a WAL store whose files were made read-only touches shared
+    memory it cannot grow, and the process would die of SIGBUS with no message."""
+    from keep_sdk.cli.text import shown
+
+    click.echo(f"error: {shown(message)}", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_PROBLEM)
 
 
 def reports_errors(func: F) -> F:

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import JsonValue
 
+from keep_sdk.contract.codec import BoundaryError, check
 from keep_sdk.contract.workflow import WorkflowManifest
 from keep_sdk.errors import ActionRefused, InvalidArguments, LogicError, NotFound
 from keep_sdk.model import (
     Event,
     HandlerKind,
-    HostPolicy,
     LedgerEntry,
     LedgerStatus,
     ReconcileStatus,
@@ -29,9 +29,14 @@ from keep_sdk.model import (
     RunStatus,
 )
 from keep_sdk.runtime._durable_actions import CANCELLED_BY, SKIPPED_BY, DurableActions
-from keep_sdk.sandbox.codec import BoundaryError, check
-from keep_sdk.sandbox.engine import PUBLISH_RESERVE
-from keep_sdk.stores import Publication, PublishResult, Resolution, WorkflowRecord
+from keep_sdk.stores import (
+    Publication,
+    PublishResult,
+    Resolution,
+    WorkflowRecord,
+    publish_from_outside,
+    workflow_for_topic,
+)
 
 if TYPE_CHECKING:
     from keep_sdk.runtime.engine import Runtime
@@ -331,18 +336,7 @@ class PersonActions(DurableActions):
     def workflow_for_topic(self, topic: str) -> str:
         """The one deployed workflow whose current version declares `topic`; `ActionRefused`
         when none or several do (then name the workflow explicitly)."""
-        found = [
-            record.name
-            for record in self.store.list_workflows()
-            if topic
-            in WorkflowManifest.model_validate(
-                self.store.get_workflow_version(record.name).manifest
-            ).topics
-        ]
-        if len(found) != 1:
-            which = f"workflows {', '.join(found)} declare" if found else "no workflow declares"
-            raise ActionRefused(f"{which} the topic {topic!r}; name one with --workflow")
-        return found[0]
+        return workflow_for_topic(self.store, topic)
 
     def publish(self, workflow: str, publication: Publication, *, actor: str) -> PublishResult:
         """Publish an event from outside into a topic the workflow's current version declares
@@ -354,21 +348,9 @@ class PersonActions(DurableActions):
         (`InvalidArguments`) for an event ``ctx.publish`` would refuse: too large, too
         deep, or not strict JSON, in the boundary's unit (UTF-8 bytes of canonical JSON).
         """
-        stored = self.store.get_workflow_version(workflow)
-        topics = WorkflowManifest.model_validate(stored.manifest).topics
-        if publication.topic not in topics:
-            raise ActionRefused(
-                f"workflow {workflow!r} declares no topic {publication.topic!r}; its topics: "
-                f"{', '.join(topics) or 'none'}"
-            )
-        _check_publication(publication, self.runtime.policy)
-        self.store.record_audit(
-            actor=actor,
-            action="publish",
-            target=f"{publication.topic}/{publication.message_id}",
-            workflow=workflow,
+        return publish_from_outside(
+            self.store, workflow, publication, policy=self.runtime.policy, actor=actor
         )
-        return self.store.publish(workflow, publication)
 
     def revoke(self, workflow: str, permission: str, *, actor: str) -> WorkflowRecord:
         """Take back a granted permission: runs that need it afterwards wait for a grant.
@@ -402,27 +384,3 @@ class PersonActions(DurableActions):
         if run.kind is not HandlerKind.CONSUMER:
             raise LogicError(f"run {run.id} is a producer run; producers do not mutate")
         return run, entry
-
-
-def _check_publication(publication: Publication, policy: HostPolicy) -> None:
-    """Refuse an event a script could not have published: the same boundary rules and the
-    same unit (UTF-8 bytes of canonical JSON) as ``ctx.publish``, so a consumer can peek it."""
-    limits = policy.sandbox
-    cap = limits.max_value_bytes - PUBLISH_RESERVE
-    event = {
-        "messageId": publication.message_id,
-        "title": publication.title,
-        "payload": publication.payload,
-    }
-    try:
-        check(
-            [publication.topic, event],
-            root="arguments",
-            roots=("topic", "event"),
-            max_bytes=cap,
-            max_depth=limits.max_value_depth,
-        )
-    except BoundaryError as exc:
-        extra = f" (an event may use {cap} bytes of UTF-8 JSON)" if exc.rule == "size" else ""
-        message = f"the event cannot be published{extra}: {exc.message}"
-        raise InvalidArguments(message, problems=[exc.message]) from None

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from keep_sdk.connectors import ConnectorSet, idempotency_key
+from keep_sdk.contract.admission import check_notification_result, notification_result
 from keep_sdk.contract.durable import (
     AttemptKind,
     Done,
@@ -33,7 +34,6 @@ from keep_sdk.contract.durable import (
     InvocationStatus,
     Notification,
     NotificationOutcome,
-    check_correlation_key,
     derive_invocation,
     parse_duration,
 )
@@ -42,7 +42,6 @@ from keep_sdk.errors import (
     ConfigurationError,
     ConnectorError,
     InternalError,
-    InvalidArguments,
     KeepError,
     NotFound,
     PreconditionFailed,
@@ -52,8 +51,7 @@ from keep_sdk.errors import (
 )
 from keep_sdk.model import Escalation, HostPolicy, LedgerEntry, RunRecord
 from keep_sdk.runtime._ledger import chain_root
-from keep_sdk.sandbox.codec import BoundaryError, check, loads, scan
-from keep_sdk.stores import SupportsDurable
+from keep_sdk.stores import SupportsDurable, record_notification
 
 if TYPE_CHECKING:
     from keep_sdk.connectors import Operation
@@ -84,49 +82,6 @@ class NotifyReceipt(BaseModel):
     def applied(self) -> bool:
         """Whether this notification completed its invocation."""
         return self.notification.outcome is NotificationOutcome.APPLIED
-
-
-def _refused(exc: BoundaryError) -> InvalidArguments:
-    return InvalidArguments(
-        f"the result cannot enter the run, so nothing was recorded and the run keeps "
-        f"waiting: {exc.message}",
-        problems=[exc.message],
-    )
-
-
-def check_notification_result(result: JsonValue, policy: HostPolicy) -> None:
-    """Refuse a durable result that could not cross into the run: the boundary codec's
-    rules (finite numbers, safe integers, no lone surrogate) with the policy's value
-    size and depth. Raises `InvalidArguments` with the reason; stores nothing."""
-    limits = policy.sandbox
-    try:
-        check(
-            result,
-            root="result",
-            max_bytes=limits.max_value_bytes,
-            max_depth=limits.max_value_depth,
-        )
-    except BoundaryError as exc:
-        raise _refused(exc) from None
-
-
-def notification_result(text: str, policy: HostPolicy) -> JsonValue:
-    """`text` (a durable operation's result as JSON) parsed and checked by the boundary codec,
-    exactly as a value entering a run is: its size and depth before parsing, then every
-    rule of `check_notification_result`. Raises `InvalidArguments` with the reason."""
-    limits = policy.sandbox
-    try:
-        scan(
-            text,
-            what="the result",
-            max_bytes=limits.max_value_bytes,
-            max_depth=limits.max_value_depth,
-        )
-        value: JsonValue = loads(text, what="the result")
-    except BoundaryError as exc:
-        raise _refused(exc) from None
-    check_notification_result(value, policy)
-    return value
 
 
 def logged_bytes(run: RunRecord) -> int:
@@ -343,9 +298,9 @@ class DurableDesk:
 
     def notify(self, correlation_key: str, result: JsonValue, *, source: str) -> Notification:
         """Record a notification for `correlation_key` (checked first) in the inbox."""
-        check_correlation_key(correlation_key)
-        check_notification_result(result, self.policy)
-        return self.durable.receive_notification(correlation_key, result, source=source)
+        return record_notification(
+            self.store, correlation_key, result, source=source, policy=self.policy
+        )
 
     def apply(self, notification_id: str) -> RunRecord | None:
         """Complete the parked run of a pending notification; None when its run is not

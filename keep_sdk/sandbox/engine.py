@@ -20,6 +20,7 @@ from typing import Any, Final, NoReturn
 import quickjs
 from pydantic import JsonValue
 
+from keep_sdk.contract.admission import PUBLISH_RESERVE
 from keep_sdk.errors import KeepError
 from keep_sdk.model import HandlerPhase
 from keep_sdk.sandbox import codec
@@ -67,10 +68,6 @@ _ROOTS: Final = {
     "getByIds": ("topic", "ids"),
     "publish": ("topic", "event"),
 }
-
-PUBLISH_RESERVE: Final = 512
-"""Bytes of `max_value_bytes` a publish may not use: the host adds at most this much
-(``topic``, ``createdAt``, a host ``messageId``) when `peek` returns the event."""
 
 ARGUMENT_ENVELOPE: Final = 4_096
 """Bytes `prepared` and `mutationResult` may exceed `max_value_bytes` by: the fields the

@@ -12,7 +12,14 @@ scheduler.run_forever(stop=event)       # a worker: sleeps until the next due ti
 from keep_sdk.scheduler._drain import DEFAULT_DRAIN_RUNS, DEFAULT_DRAIN_S
 from keep_sdk.scheduler._leases import LeaseKeeper
 from keep_sdk.scheduler._planner import Planner, QuietConsumers, is_superseded
-from keep_sdk.scheduler._retry import WORKER_RETRY, Outage, RetryPolicy, is_transient, retrying
+from keep_sdk.scheduler._retry import (
+    WORKER_RETRY,
+    Outage,
+    OutageWatcher,
+    RetryPolicy,
+    is_transient,
+    retrying,
+)
 from keep_sdk.scheduler._scheduler import DEFAULT_LEASE_TTL_S, Scheduler, default_worker_name
 from keep_sdk.scheduler._tasks import Activity, Task, TaskKind
 
@@ -23,6 +30,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as the facade tests check)
     "DEFAULT_LEASE_TTL_S",
     "LeaseKeeper",
     "Outage",
+    "OutageWatcher",
     "Planner",
     "QuietConsumers",
     "RetryPolicy",

@@ -13,13 +13,20 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from keep_sdk.errors import ConfigurationError, SchemaVersionError, StoreRolledBack
 
-__all__ = ["WORKER_RETRY", "Outage", "RetryPolicy", "is_transient", "retrying"]
+__all__ = [
+    "WORKER_RETRY",
+    "Outage",
+    "OutageWatcher",
+    "RetryPolicy",
+    "is_transient",
+    "retrying",
+]
 
 T = TypeVar("T")
 
@@ -141,12 +148,31 @@ def retrying(
             sleep(pause)
 
 
+class OutageWatcher(Protocol):
+    """Hears what an `Outage` records (`keep_sdk.telemetry.KeepMetrics` is one): every
+    failed try, then once when the outage begins, and once when the store answers again.
+    Over a watcher's life, outages begun equal outages recovered, plus one while an outage
+    lasts."""
+
+    def store_error(self) -> None:
+        """A try failed with a transient store error."""
+
+    def outage_began(self) -> None:
+        """The first failed try of an outage."""
+
+    def outage_recovered(self, lasted_s: float) -> None:
+        """The first try that worked after an outage of `lasted_s` seconds."""
+
+
 class Outage:
     """When the store became unreachable and how many tries failed since: one outage is
-    reported once when it begins and once when it ends."""
+    reported once when it begins and once when it ends, also to `watcher`."""
 
-    def __init__(self, policy: RetryPolicy = WORKER_RETRY) -> None:
+    def __init__(
+        self, policy: RetryPolicy = WORKER_RETRY, watcher: OutageWatcher | None = None
+    ) -> None:
         self.policy = policy
+        self.watcher = watcher
         self.since: float | None = None
         self.failures = 0
 
@@ -156,9 +182,18 @@ class Outage:
         if began:
             self.since = time.monotonic()
         self.failures += 1
+        if self.watcher is not None:
+            self.watcher.store_error()
+            if began:
+                self.watcher.outage_began()
         return began, self.policy.delay(self.failures)
 
     def ended(self) -> float | None:
         """Record a try that worked; the outage's length in seconds, None if there was none."""
         since, self.since, self.failures = self.since, None, 0
-        return None if since is None else time.monotonic() - since
+        if since is None:
+            return None
+        lasted = time.monotonic() - since
+        if self.watcher is not None:
+            self.watcher.outage_recovered(lasted)
+        return lasted

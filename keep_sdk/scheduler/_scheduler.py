@@ -34,7 +34,13 @@ from keep_sdk.scheduler._drain import DEFAULT_DRAIN_RUNS, DEFAULT_DRAIN_S, Drain
 from keep_sdk.scheduler._holders import holder_is_dead
 from keep_sdk.scheduler._leases import LeaseKeeper
 from keep_sdk.scheduler._planner import Planner, QuietConsumers
-from keep_sdk.scheduler._retry import WORKER_RETRY, Outage, RetryPolicy, is_transient
+from keep_sdk.scheduler._retry import (
+    WORKER_RETRY,
+    Outage,
+    OutageWatcher,
+    RetryPolicy,
+    is_transient,
+)
 from keep_sdk.scheduler._share import Share
 from keep_sdk.scheduler._tasks import Activity, Task, TaskKind
 from keep_sdk.stores import Lease
@@ -204,6 +210,7 @@ class Scheduler:
         on_outage: Callable[[Exception], None] | None = None,
         on_recovery: Callable[[float], None] | None = None,
         retry: RetryPolicy = WORKER_RETRY,
+        watcher: OutageWatcher | None = None,
     ) -> None:
         """Step until `stop` is set, sleeping while nothing is due.
 
@@ -221,9 +228,11 @@ class Scheduler:
         `on_outage`, each failure goes to `on_error`); any other error goes to
         `on_error` and the worker carries on after `poll_s`, doubling the wait
         while errors repeat (at most 30 s). A `ConfigurationError` always stops it.
+        `watcher` hears every transient failure, each outage's beginning and its recovery
+        (`OutageWatcher`; the metrics of ``keep worker --metrics-port``).
         """
         stop = stop or threading.Event()
-        outage = Outage(retry)
+        outage = Outage(retry, watcher)
         failures = 0
         try:
             with suppress(Exception):

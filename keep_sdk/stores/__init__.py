@@ -42,6 +42,11 @@ from keep_sdk.stores._models import (
     WorkflowVersion,
 )
 from keep_sdk.stores._open import BUILTIN_OPENERS, DEFAULT_STORE_URL, open_store, store_scheme
+from keep_sdk.stores._outside import (
+    publish_from_outside,
+    record_notification,
+    workflow_for_topic,
+)
 from keep_sdk.stores._protocol import (
     Clock,
     FaultHook,
@@ -105,8 +110,11 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "WorkflowRecord",
     "WorkflowVersion",
     "open_store",
+    "publish_from_outside",
+    "record_notification",
     "store_scheme",
     "utc_now",
+    "workflow_for_topic",
 ]
 
 

@@ -91,8 +91,11 @@ class KeepMetrics:
     Register the object as a plugin (`KeepPlugins.register`) to count what the runtime
     observes: run transitions, run latency (creation to end), phase durations,
     reconciliation rounds. The worker's loop calls `progressed` after each step and
-    `store_error` for each error it carries on after. With a `store`, a scrape also reads
-    the store's gauges. `render` is the text exposition format.
+    `store_error` for each error it carries on after; as the `OutageWatcher` of its retry
+    policy (`keep_sdk.scheduler.Outage`) it also hears `outage_began` and
+    `outage_recovered`, so ``keep_store_outages_total`` always equals
+    ``keep_store_recoveries_total`` plus ``keep_store_outage`` (1 while one lasts). With a
+    `store`, a scrape also reads the store's gauges. `render` is the text exposition format.
     """
 
     def __init__(
@@ -135,6 +138,31 @@ class KeepMetrics:
             "keep_store_errors", "Store errors carried on after", ["source"], registry=reg
         )
         self._errors.labels(source="worker")
+        self._outages = Counter(
+            "keep_store_outages",
+            "Outages of the store the worker's loop lived through or lives in (begun)",
+            registry=reg,
+        )
+        self._recoveries = Counter(
+            "keep_store_recoveries",
+            "Outages of the store that ended: the loop's first whole step after one",
+            registry=reg,
+        )
+        self._outage = Gauge(
+            "keep_store_outage",
+            "1 while the worker's loop cannot reach the store, else 0",
+            registry=reg,
+        )
+        self._recovered_at = Gauge(
+            "keep_store_last_recovery_timestamp_seconds",
+            "When the store last answered again after an outage (Unix time; 0: never)",
+            registry=reg,
+        )
+        self._outage_seconds = Counter(
+            "keep_store_outage_seconds",
+            "Total length of the outages that ended",
+            registry=reg,
+        )
         self._progress = Gauge(
             "keep_last_progress_timestamp_seconds",
             "When the worker's loop last finished a step (Unix time)",
@@ -155,6 +183,18 @@ class KeepMetrics:
     def store_error(self) -> None:
         """The worker's loop carried on after a store error."""
         self._errors.labels(source="worker").inc()
+
+    def outage_began(self) -> None:
+        """The worker's loop lost the store (the first failed try of an outage)."""
+        self._outages.inc()
+        self._outage.set(1)
+
+    def outage_recovered(self, lasted_s: float) -> None:
+        """The store answered the loop again after an outage of `lasted_s` seconds."""
+        self._recoveries.inc()
+        self._outage_seconds.inc(max(0.0, lasted_s))
+        self._outage.set(0)
+        self._recovered_at.set_to_current_time()
 
     def healthy(self, within_s: float) -> bool:
         """Whether the loop progressed in the last `within_s` seconds."""

@@ -7,10 +7,13 @@ connector of keep.toml points at a closed port, so its call fails transiently.""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -175,5 +178,59 @@ def test_a_store_file_removed_mid_run_ends_keep_run_with_one_message(project: Pa
             process.wait()
     assert process.returncode == 1, stderr
     assert f"the store file {database} was removed" in stderr
+    assert "Traceback" not in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1, stderr
+
+
+@contextmanager
+def _read_only(paths: list[Path]) -> Iterator[None]:
+    """`paths` made read-only for this process's user: mode 0444, and for root (whom modes
+    do not stop) the immutable attribute; undone on exit."""
+    root = os.geteuid() == 0
+    if root and shutil.which("chattr") is None:
+        pytest.skip("running as root without chattr: no way to make a file read-only")
+    try:
+        for path in paths:
+            path.chmod(0o444)
+            if root:
+                subprocess.run(["chattr", "+i", str(path)], check=True, capture_output=True)
+        yield
+    finally:
+        for path in paths:
+            if root:
+                subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)
+            path.chmod(0o644)
+
+
+def test_store_files_made_read_only_mid_run_end_keep_run_with_one_message(
+    project: Path,
+) -> None:
+    (project / "busy.js").write_text(BUSY)
+    database = project / "keep.db"
+    process = subprocess.Popen(
+        [
+            c
+            for c in _command(project, "busy.js")
+            if c not in ("--grant", "crm.read", "--until-idle")
+        ],
+        cwd=project,
+        env=_environ(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not database.with_name("keep.db-shm").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(3)
+        with _read_only(sorted(project.glob("keep.db*"))):
+            _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 1, (process.returncode, stderr)
+    assert "was made read-only while keep was using it" in stderr, stderr
     assert "Traceback" not in stderr, stderr
     assert len(stderr.strip().splitlines()) == 1, stderr

@@ -1,12 +1,17 @@
-"""``keep --version`` and ``keep --help`` of one command import only what they use (issue 31)."""
+"""``keep --version``, ``keep --help`` of one command, ``keep publish`` and ``keep notify``
+import only what they use (issue 31)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from keep_sdk.cli import cli
 
 HEAVY = (
     "sqlalchemy",
@@ -33,15 +38,26 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 
 
-def _imported(*args: str) -> set[str]:
+RUNNING = ("quickjs", "tree_sitter", "keep_sdk.sandbox", "keep_sdk.validator", "keep_sdk.runtime")
+"""What runs or checks a script: a command that only writes to the store imports none of it."""
+
+DEMO = Path(__file__).parents[2] / "fixtures" / "workflows" / "demo" / "invoices.js"
+
+
+def _imported(*args: str, cwd: Path | None = None) -> set[str]:
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, *args],
         capture_output=True,
         text=True,
         check=True,
         timeout=120,
+        cwd=cwd,
     )
     return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def _running(imported: set[str]) -> list[str]:
+    return sorted(m for m in imported if m.split(".")[0] in RUNNING or m.startswith(RUNNING))
 
 
 def test_version_imports_no_heavy_module() -> None:
@@ -63,3 +79,43 @@ def test_every_command_is_listed_and_resolves() -> None:
 
     assert [c.name for c in COMMANDS] == list(COMMAND_MODULES)
     assert sorted(cli.commands) == sorted(COMMAND_MODULES)
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    folder = tmp_path_factory.mktemp("startup")
+    store = f"sqlite:///{folder / 'keep.db'}"
+    done = CliRunner().invoke(cli, ["deploy", str(DEMO), "--store", store])
+    assert done.exit_code == 0, done.output
+    return folder, store
+
+
+def test_publish_imports_nothing_that_runs_a_script(deployed: tuple[Path, str]) -> None:
+    folder, store = deployed
+    payload = folder / "payload.json"
+    payload.write_text(json.dumps({"from": "a@example.com", "amount": "5 EUR"}))
+    imported = _imported(
+        *("publish", "invoice.received", "--message-id", "startup", "--title", "T"),
+        *("--payload", f"@{payload}", "--store", store),
+        cwd=folder,
+    )
+    assert "keep_sdk.stores.sql" in imported
+    assert _running(imported) == []
+    events = CliRunner().invoke(cli, ["events", "--store", store, "--json"])
+    assert "startup" in events.output
+
+
+def test_notify_of_an_unknown_key_imports_nothing_that_runs_a_script(
+    deployed: tuple[Path, str],
+) -> None:
+    folder, store = deployed
+    imported = _imported("notify", "kc-" + "0" * 40, "--result", "{}", "--store", store, cwd=folder)
+    assert "keep_sdk.stores.sql" in imported
+    assert _running(imported) == []
+
+
+def test_the_wait_default_a_help_shows_is_the_lease_time_to_live() -> None:
+    from keep_sdk.cli._options import LEASE_WAIT_S
+    from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S
+
+    assert LEASE_WAIT_S == DEFAULT_LEASE_TTL_S

@@ -8,10 +8,12 @@ again, goes on to process what is published afterwards, and exits 0 on SIGTERM.
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import suppress
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from keep_sdk.conformance import PostgresServer
 from keep_sdk.conformance.postgres import PostgresUnavailable
@@ -127,6 +130,37 @@ def _terminate_backends(admin_url: str, url: str) -> int:
     return len(rows)
 
 
+def _metrics_url(log: Path) -> str:
+    """Where the worker writing `log` serves /metrics (its ``metrics on URL`` line)."""
+    found = re.search(r"^metrics on (\S+)$", log.read_text(), re.MULTILINE)
+    assert found, log.read_text()
+    return found[1]
+
+
+def _outage_metrics(url: str) -> dict[str, float]:
+    """The worker's outage metrics at `url`: outages begun, recovered, the outage state and
+    store errors (the worker's own), by family name."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        text = response.read().decode()
+    wanted = {
+        "keep_store_outages": "keep_store_outages_total",
+        "keep_store_recoveries": "keep_store_recoveries_total",
+        "keep_store_outage": "keep_store_outage",
+        "keep_store_errors": "keep_store_errors_total",
+        "keep_store_last_recovery_timestamp_seconds": "keep_store_last_recovery_timestamp_seconds",
+    }
+    found: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == wanted.get(family.name) and sample.labels.get("source") in (
+                None,
+                "worker",
+            ):
+                found[family.name] = sample.value
+    assert found.keys() == wanted.keys(), text
+    return found
+
+
 def _recorded(doubles: Path) -> Counter[str]:
     return Counter(
         job
@@ -225,14 +259,17 @@ def test_two_workers_outlive_three_restarts_and_three_terminations_with_exact_co
 ) -> None:
     url, doubles, store = world
     logs = [tmp_path / f"w{i}.log" for i in range(2)]
-    workers = [_worker(url, doubles, f"w{i}", log) for i, log in enumerate(logs)]
+    workers = [
+        _worker(url, doubles, f"w{i}", log, "--metrics-port", "0") for i, log in enumerate(logs)
+    ]
     published: list[str] = []
     try:
         _wait_for(
-            lambda: all(log.read_bytes().startswith(b"worker ") for log in logs),
+            lambda: all(re.search(r"^worker ", log.read_text(), re.MULTILINE) for log in logs),
             60,
             "both workers to start",
         )
+        assert not any(_lines(log, OUTAGE) for log in logs), "an outage before the restarts"
         for round_ in range(3):
             batch = [f"r{round_}-{i}" for i in range(8)]
             _publish(store, batch)
@@ -249,6 +286,14 @@ def test_two_workers_outlive_three_restarts_and_three_terminations_with_exact_co
         _publish(store, tail)
         published += tail
         _wait_for(lambda: _consumed(store) == len(published), 90, "every job to be consumed")
+        urls = [_metrics_url(log) for log in logs]
+        _wait_for(
+            lambda: all(_outage_metrics(u)["keep_store_outage"] == 0 for u in urls),
+            60,
+            "both workers to have recovered",
+        )
+        metrics = [_outage_metrics(u) for u in urls]
+        seen = [_lines(log, OUTAGE) for log in logs]
     finally:
         for worker, log in zip(workers, logs, strict=True):
             _stop(worker, log)
@@ -263,3 +308,8 @@ def test_two_workers_outlive_three_restarts_and_three_terminations_with_exact_co
         outages, recoveries = _lines(log, OUTAGE), _lines(log, RECOVERY)
         assert recoveries in (outages, outages - 1), output  # the last may outlast the stop
         assert "Traceback" not in output, output
+    for measured, lines in zip(metrics, seen, strict=True):
+        assert measured["keep_store_outages"] == lines >= 1, (measured, lines)
+        assert measured["keep_store_recoveries"] == measured["keep_store_outages"], measured
+        assert measured["keep_store_errors"] >= measured["keep_store_outages"], measured
+        assert measured["keep_store_last_recovery_timestamp_seconds"] > 0, measured

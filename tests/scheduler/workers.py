@@ -14,15 +14,16 @@ import pytest
 from keep_sdk.errors import StoreUnavailable
 
 
-def worker(url: str, doubles: Path, name: str, log: Path) -> subprocess.Popen[bytes]:
+def worker(url: str, doubles: Path, name: str, log: Path, *options: str) -> subprocess.Popen[bytes]:
     """A `keep worker` named `name` on `url`, in-process phases, a 2 s lease and a 50 ms
-    poll, writing stdout and stderr to `log`."""
+    poll (and `options`), writing stdout and stderr to `log`."""
     with log.open("wb") as output:
         return subprocess.Popen(
             [
                 *(sys.executable, "-m", "keep_sdk", "worker", "--store", url),
                 *("--doubles", str(doubles), "--isolation", "in-process"),
                 *("--lease-ttl", "2", "--poll", "0.05", "--name", name),
+                *options,
             ],
             stdout=output,
             stderr=subprocess.STDOUT,

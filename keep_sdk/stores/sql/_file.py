@@ -1,7 +1,12 @@
-"""The file of a SQLite store, watched for being removed or replaced while it is open.
+"""The file of a SQLite store, watched for being removed, replaced or made read-only while
+it is open.
 
 SQLite keeps writing to a database file that was deleted (the open descriptor still
 works), so without a look every later commit would go to a file nobody can open again.
+A database, WAL or shared-memory file made read-only under an open store makes SQLite
+touch shared memory it could not grow, and the process dies of SIGBUS with no message;
+the look before each transaction turns that into `StoreUnavailable` (a change in the
+middle of one transaction is not seen until the next).
 """
 
 from __future__ import annotations
@@ -12,6 +17,9 @@ from pathlib import Path
 from keep_sdk.errors import StoreUnavailable
 
 __all__ = ["DatabaseFile"]
+
+_BESIDE = ("-wal", "-shm")
+"""The files SQLite keeps next to a database in WAL mode."""
 
 
 class DatabaseFile:
@@ -27,7 +35,8 @@ class DatabaseFile:
         self._identity = (found.st_dev, found.st_ino)
 
     def check(self) -> None:
-        """`StoreUnavailable` when the file was removed or replaced since `remember`."""
+        """`StoreUnavailable` when the file was removed or replaced since `remember`, or it
+        or its WAL or shared-memory file cannot be written now."""
         if self._identity is None:
             return
         try:
@@ -43,6 +52,13 @@ class DatabaseFile:
                 f"the store file {self.path} cannot be reached: {exc.strerror}",
                 reason=str(exc.strerror),
             ) from None
+        for path in (self.path, *(self.path.with_name(self.path.name + s) for s in _BESIDE)):
+            if not os.access(path, os.W_OK) and path.exists():
+                raise StoreUnavailable(
+                    f"the store file {path} was made read-only while keep was using it; "
+                    "make it writable again (chmod u+w, chattr -i) and start keep again",
+                    reason="the database file is read-only",
+                )
         if (now.st_dev, now.st_ino) != self._identity:
             raise StoreUnavailable(
                 f"the store file {self.path} was replaced by another file while keep was "
