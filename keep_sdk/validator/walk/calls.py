@@ -155,10 +155,11 @@ class Calls(WalkState):
             argument_nodes = [a for a in last.named_children if a.type != "comment"]
         else:
             argument_nodes = self.arguments(node)
-        if callee.type == "import":
+        if callee.type == "import" or self.is_await(callee):
+            value: Value | None = None
             for argument in argument_nodes:
-                _, state = self.expr(argument, scope, state)
-            return None, state
+                value, state = self.expr(argument, scope, state)
+            return (value if callee.type != "import" else None), state
         callee_value, state = self.expr(callee, scope, state)
         if isinstance(callee_value, PromiseMethod):
             return self.promise_continuation(callee_value, argument_nodes, scope, state, node)
@@ -208,6 +209,16 @@ class Calls(WalkState):
         if isinstance(callee_value, ModuleState) and self.returns_element(callee):
             return callee_value, state
         return None, state
+
+    def is_await(self, callee: Node) -> bool:
+        """True for the ``await`` of ``await (x)(...)``, ``await (x).y`` or ``await (x)[0]``.
+
+        The grammar reads ``await (x)`` followed by a call, member or subscript as a
+        call of a function named ``await``. In a module ``await`` is always reserved
+        (the engine refuses any other use), so the "call" is an await of its
+        parenthesized arguments and the rest of the chain applies to them.
+        """
+        return callee.type == "identifier" and self.text(callee) == "await"
 
     def passed_function(self, argument: Node, value: FunctionValue) -> bool:
         """Whether `argument` hands a function of the script to its callee as a callback: a

@@ -26,6 +26,7 @@ from keep_sdk.validator.scope import (
     Value,
     is_capability,
     string_literal,
+    template_text,
 )
 from keep_sdk.validator.walk._dispatch import EXPRESSIONS
 from keep_sdk.validator.walk._state import WalkState
@@ -81,16 +82,17 @@ class Expressions(WalkState):
         return (StringValue(text) if text is not None else None), state
 
     def template_string(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
-        constant = True
+        """Walk the substitutions; the template is a `StringValue` when each of them is a
+        string (``${NS}.submitted`` with ``NS`` a string constant)."""
+        values: dict[int, str] = {}
         for child in node.named_children:
             if child.type == "template_substitution":
-                constant = False
                 for inner in child.named_children:
-                    _, state = self.expr(inner, scope, state)
-        if constant:
-            text = string_literal(node, self.data)
-            return (StringValue(text) if text is not None else None), state
-        return None, state
+                    value, state = self.expr(inner, scope, state)
+                    if isinstance(value, StringValue):
+                        values[inner.id] = value.text
+        text = template_text(node, self.data, lambda inner: values.get(inner.id))
+        return (StringValue(text) if text is not None else None), state
 
     def identifier(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         name = self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
