@@ -18,6 +18,7 @@ __all__ = [
     "CTX",
     "Binding",
     "CallResult",
+    "ClosureObject",
     "ConnectorValue",
     "CtxMethodValue",
     "CtxValue",
@@ -86,6 +87,21 @@ class FunctionValue(Value):
     node: Node
     scope: Scope
     name: str | None = None
+    this: Value | None = None
+    """What ``this`` is in its body when the analysis knows (a method of a module-level
+    instance: that instance's `ModuleState`)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ClosureObject(Value):
+    """An object of functions a module-level IIFE returns (``{ next: () => ++n }``).
+
+    Its functions close over the IIFE's variables, which live as long as the module;
+    its other members are the module-level state of the binding `holder`.
+    """
+
+    holder: str
+    functions: dict[str, FunctionValue]
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import tree_sitter
 
-from keep_sdk.validator.facts import CapabilityCall, GlobalUse
+from keep_sdk.validator.facts import CapabilityCall, GlobalUse, GlobalUseKind
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
     CTX,
@@ -117,6 +117,9 @@ class Calls(WalkState):
                 scope.declare(Binding(name, "function", own, function, node))
         saved = (self.in_callback, self.pending_label, self.after_reported)
         hosts = self.callback_hosts
+        this = self.this_value
+        if node.type != "arrow_function":
+            self.this_value = function.this
         if callback:
             self.in_callback = True
             self.callback_hosts = (*hosts, self.callback_host)
@@ -137,6 +140,7 @@ class Calls(WalkState):
             self.frames.pop()
             self.in_callback, self.pending_label, self.after_reported = saved
             self.callback_hosts = hosts
+            self.this_value = this
         if callback:
             if is_capability(value) and self.recording:
                 self.dynamic(node, "returned", self.describe(value))
@@ -265,9 +269,16 @@ class Calls(WalkState):
         vocabulary = self.vocabulary
         kind = vocabulary.calls.get(path)
         if kind is not None and self.recording:
-            self.analysis.globals.append(GlobalUse(node, path, kind, self.handler))
+            self.analysis.globals.append(self.global_use(node, path, kind))
         if path in vocabulary.argument_writers and arguments:
             self.mutated_object(arguments[0], scope, node)
+
+    def global_use(self, node: Node, name: str, kind: GlobalUseKind) -> GlobalUse:
+        """A `GlobalUse` at `node` in the walk's current frame (with its call site and
+        helpers when it is inside a helper)."""
+        if not self.frames:
+            return GlobalUse(node, name, kind, self.handler)
+        return GlobalUse(node, name, kind, self.handler, self.site(node), self.frame.via)
 
     def new_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         constructor = node.child_by_field_id(Field.CONSTRUCTOR)
@@ -279,7 +290,7 @@ class Calls(WalkState):
             kind = self.vocabulary.constructions.get(value.path)
             if kind is not None:
                 name = f"new {value.path}()"
-                self.analysis.globals.append(GlobalUse(node, name, kind, self.handler))
+                self.analysis.globals.append(self.global_use(node, name, kind))
         is_promise = isinstance(value, GlobalRef) and value.path == "Promise"
         for argument in argument_nodes:
             argument_value, state = self.expr(argument, scope, state)

@@ -63,6 +63,9 @@ class Expressions(WalkState):
         self.depth -= 1
         return value, state
 
+    def this(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        return self.this_value, state
+
     def nothing(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         return None, state
 
@@ -105,7 +108,8 @@ class Expressions(WalkState):
             if self.is_state_binding(binding):
                 self.shared(node, name, "read", binding)
             if binding.value is None and binding.kind in _STATE_KINDS:
-                return ModuleState(name), state
+                closure = self.module_closure(binding) if binding.kind == "const" else None
+                return (closure or ModuleState(name)), state
         return binding.value, state
 
     def free_name(self, node: Node, name: str) -> None:
@@ -264,7 +268,7 @@ EXPRESSIONS.update(
         "false": Expressions.nothing,
         "null": Expressions.nothing,
         "undefined": Expressions.nothing,
-        "this": Expressions.nothing,
+        "this": Expressions.this,
         "super": Expressions.nothing,
         "comment": Expressions.nothing,
     }
