@@ -64,13 +64,12 @@ SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
         ),
         150,
     ),
-    "helpers-calling-helpers": (
+    "many-helpers": (
         lambda n: workflow(
-            "const v = h0(1);",
-            "".join(f"function h{i}(x) {{ return x + {i}; }}\n" for i in range(n))
-            + "function h0(x) { return x; }\n",
+            "let v = 0;\n" + "".join(f"v = h{i}(v);\n" for i in range(n)),
+            "".join(f"function h{i}(x) {{ return x + {i}; }}\n" for i in range(n)),
         ),
-        150,
+        100,
     ),
     "non-ascii-strings": (
         lambda n: workflow("".join(f"const s{i} = 'é☃\U0001f600{i}' + s;\n" for i in range(n))),
