@@ -1,6 +1,7 @@
 """Validator speed over the fixture corpus, as a ratio to a bare tree-sitter parse.
 
-Run: ``python benchmarks/validator.py [--rounds N]``
+Run: ``python benchmarks/validator.py [--rounds N]``; ``--scaling`` for the growth mode,
+``--fuzz N`` for the long fuzz run (both described below).
 
 For every script in ``fixtures/workflows`` it measures, interleaved in the
 same rounds, ``tree_sitter.Parser.parse`` of the script's bytes (the
@@ -18,6 +19,19 @@ by round. Target: the validator is at least 3 times faster than ESLint
 (median over the scripts of ESLint's time divided by the validator's).
 It then prints where the time goes per stage, and the floors every design
 pays (`floors`): the QuickJS compile and one Python visit of every named node.
+
+``--scaling`` reports, instead, validate/parse on the corpus (median ratio) and on
+generated scripts of many shapes (long binary chains, deep nesting of calls, members,
+optional chains, arrays, objects and arrow functions, many declarations, templates,
+helpers, handlers, non-ASCII text) at 1x, 2x, 4x and 8x a base size: the CPU time
+of `validate` (fastest of `--rounds` runs) and its ratio to the parse, and the slope
+``time(8n) / (8 * time(n))``. Target: every slope is at most 1.1 (linear time).
+
+``--fuzz N`` validates N generated inputs (fixture scripts with lone surrogates, NUL,
+template escapes, deep nesting, long chains and random unicode inserted, random text
+and random bytes) and reports any exception and the slowest input per KB; inputs that
+raise are written to ``--fuzz-out``. It is meant to run for hours (N >= 1,000,000),
+not in CI.
 """
 
 from __future__ import annotations
@@ -25,11 +39,15 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import random
 import shutil
 import statistics
 import subprocess
 import time
+import traceback
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import tree_sitter
 
@@ -235,12 +253,250 @@ def floors(rounds: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in ratios.items()}
 
 
+def _workflow(body: str, before: str = "") -> str:
+    return (
+        f"{before}\nexport default Keep.workflow({{ name: 'w', topics: {{ t: {{}} }},\n"
+        "  consumers: { c: { subscribe: ['t'],\n"
+        f"    async prepare(ctx, state) {{\n{body}\n"
+        "      return { reservations: [], data: {} };\n    },\n"
+        "    async mutate(ctx, prepared) {},\n    async next(ctx, prepared) {} } } });\n"
+    )
+
+
+def _handlers(n: int) -> str:
+    producers = ",\n".join(
+        f"  p{i}: async (ctx, state) => {{ const x = (state ?? 0) + {i}; return x; }}"
+        for i in range(n)
+    )
+    return (
+        "export default Keep.workflow({ name: 'w', topics: {}, producers: {\n"
+        f"{producers}\n}} }});\n"
+    )
+
+
+SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
+    "nullish chain, free name": (lambda n: _workflow("const v = " + " ?? ".join(["a"] * n)), 250),
+    "sum chain, declared": (
+        lambda n: _workflow("const a = 1;\nconst v = " + " + ".join(["a"] * n) + ";"),
+        250,
+    ),
+    "a?.b( nested": (lambda n: _workflow("const v = " + "a?.b(" * n + ")" * n), 64),
+    "f( nested": (
+        lambda n: _workflow("const f = (x) => x;\nconst v = " + "f(" * n + "1" + ")" * n),
+        64,
+    ),
+    "member chain": (lambda n: _workflow("const a = {};\nconst v = a" + ".b" * n + ";"), 250),
+    "optional member chain": (
+        lambda n: _workflow("const a = {};\nconst v = a" + "?.b" * n + ";"),
+        250,
+    ),
+    "call chain": (lambda n: _workflow("const a = {};\nconst v = a" + ".b()" * n + ";"), 250),
+    "arrays nested": (lambda n: _workflow("const v = " + "[" * n + "1" + "]" * n + ";"), 64),
+    "objects nested": (lambda n: _workflow("const v = " + "{a: " * n + "1" + "}" * n + ";"), 64),
+    "arrows nested": (lambda n: _workflow("const v = " + "() => " * n + "1;"), 64),
+    "object, many keys": (
+        lambda n: _workflow("const v = {" + ", ".join(f"k{i}: {i}" for i in range(n)) + "};"),
+        250,
+    ),
+    "ternary chain": (lambda n: _workflow("const a = 1;\nconst v = " + "a ? a : " * n + "a;"), 250),
+    "many declarations": (
+        lambda n: _workflow("".join(f"const v{i} = {i};\n" for i in range(n))),
+        125,
+    ),
+    "many statements": (lambda n: _workflow("let x = 0;\n" + "x = x + 1;\n" * n), 250),
+    "many templates": (
+        lambda n: _workflow("".join(f"const t{i} = `${{state}}-{i}`;\n" for i in range(n))),
+        125,
+    ),
+    "module constants": (
+        lambda n: _workflow(
+            "const v = [" + ", ".join(f"C{i}" for i in range(n)) + "];",
+            "".join(f"const C{i} = `c${{{i}}}`;\n" for i in range(n)),
+        ),
+        125,
+    ),
+    "helpers": (
+        lambda n: _workflow(
+            "let v = 0;\n" + "".join(f"v = h{i}(v);\n" for i in range(n)),
+            "".join(f"function h{i}(x) {{ return x + {i}; }}\n" for i in range(n)),
+        ),
+        125,
+    ),
+    "many handlers": (_handlers, 40),
+    "non-ASCII strings": (
+        lambda n: _workflow("".join(f"const s{i} = 'é☃\U0001f600{i}';\n" for i in range(n))),
+        125,
+    ),
+}
+SCALES = (1, 2, 4, 8)
+_T = TypeVar("_T")
+SLOPE_TARGET = 1.1
+
+
+def _fastest(function: Callable[[_T], object], argument: _T, rounds: int) -> float:
+    """The least CPU time of `rounds` calls ``function(argument)`` (noise only adds time)."""
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.process_time()
+        function(argument)
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def scaling(rounds: int) -> None:
+    """Print validate/parse on the corpus and the growth table of the generated shapes.
+
+    Column `no QJS` is the slope of `validate` less the QuickJS early-error compile
+    (`syntax.engine_errors`), which the sandbox pays again when it loads the script.
+    """
+    from keep_sdk.validator.source import SourceText
+    from keep_sdk.validator.syntax import engine_errors
+
+    parser = tree_sitter.Parser(JAVASCRIPT)
+    connectors = builtin_manifest()
+    policy = HostPolicy()
+    rules = KeepPlugins(load_entry_points=False).rules()
+
+    def check(source: str) -> None:
+        validate(source, connectors=connectors, policy=policy, rules=rules)
+
+    ratios = []
+    for path in sorted(CORPUS.glob("*/*.js")):
+        source = path.read_text()
+        data = source.encode()
+        parse = _fastest(parser.parse, data, rounds)
+        ratios.append(_fastest(check, source, rounds) / max(parse, 1e-7))
+    print(f"corpus: {len(ratios)} scripts, median validate/parse {statistics.median(ratios):.2f}")
+    print(
+        f"\n{'shape':26} {'n':>5} {'KB 8n':>7}"
+        + "".join(f" {f'{k}x ms':>9}" for k in SCALES)
+        + f" {'v/p 8n':>7} {'slope':>6} {'no QJS':>7}"
+    )
+    worst = worst_analysis = 0.0
+    for name, (generate, size) in SHAPES.items():
+        times: list[float] = []
+        engine: list[float] = []
+        source = ""
+        for scale in SCALES:
+            source = generate(size * scale)
+            check(source)
+            times.append(_fastest(check, source, rounds))
+            parsed = SourceText.parse(source)
+            engine.append(_fastest(engine_errors, parsed, rounds))
+        data = source.encode()
+        parse = _fastest(parser.parse, data, rounds)
+        slope = times[-1] / (SCALES[-1] * times[0])
+        analysis = (times[-1] - engine[-1]) / (SCALES[-1] * (times[0] - engine[0]))
+        worst = max(worst, slope)
+        worst_analysis = max(worst_analysis, analysis)
+        print(
+            f"{name:26} {size:5d} {len(data) / 1024:7.1f}"
+            + "".join(f" {t * 1e3:9.2f}" for t in times)
+            + f" {times[-1] / parse:7.1f} {slope:6.2f} {analysis:7.2f}"
+        )
+    verdict = "met" if worst <= SLOPE_TARGET else "missed"
+    print(f"\nworst slope time(8n)/(8*time(n)): {worst:.2f} (target <= {SLOPE_TARGET}: {verdict})")
+    print(
+        f"worst slope without the QuickJS early-error compile (column `no QJS`): "
+        f"{worst_analysis:.2f}"
+    )
+
+
+_HAZARDS = (
+    "\udcc8",
+    "\ud83d",
+    "\x00",
+    "`",
+    "\\",
+    "`\\",
+    "${",
+    "\\u{",
+    "\\x",
+    "\r",
+    "\u2028",
+    "\U0001f600",
+    "e\u0301",
+    "/*",
+    "'",
+    '"',
+    "//",
+    "\n",
+)
+
+
+def _fuzz_input(rng: random.Random, sources: list[str]) -> str:
+    kind = rng.random()
+    if kind < 0.1:
+        return bytes(rng.getrandbits(8) for _ in range(rng.randrange(400))).decode(
+            "utf-8", "surrogateescape"
+        )
+    if kind < 0.2:
+        return "".join(chr(rng.randrange(0x110000)) for _ in range(rng.randrange(200)))
+    source = rng.choice(sources)
+    for _ in range(rng.randrange(1, 6)):
+        roll = rng.random()
+        if roll < 0.5:
+            piece = rng.choice(_HAZARDS)
+        elif roll < 0.7:
+            piece = rng.choice(("(", "[", "{a: ", "a?.b(", "() => ", "`${")) * rng.randrange(1, 400)
+        elif roll < 0.8:
+            piece = rng.choice((" ?? a", " + a", ".b", ".b()", ", a")) * rng.randrange(1, 2000)
+        else:
+            piece = "".join(chr(rng.randrange(0x30000)) for _ in range(rng.randrange(1, 8)))
+        at = rng.randrange(len(source) + 1)
+        if rng.random() < 0.2:
+            end = min(len(source), at + rng.randrange(80))
+            source = source[:at] + source[end:]
+        source = source[:at] + piece + source[at:]
+    return source
+
+
+def fuzz(count: int, seed: int, out: Path) -> int:
+    """Validate `count` generated inputs; the number that raised."""
+    rng = random.Random(seed)
+    sources = [p.read_text() for p in sorted(CORPUS.glob("*/*.js"))]
+    failures = 0
+    slowest = (0.0, 0)
+    started = time.monotonic()
+    for index in range(count):
+        source = _fuzz_input(rng, sources)
+        begin = time.process_time()
+        try:
+            validate(source)
+        except Exception:
+            failures += 1
+            out.mkdir(parents=True, exist_ok=True)
+            path = out / f"raised-{seed}-{index}.json"
+            path.write_text(json.dumps({"source": source, "error": traceback.format_exc()}))
+            print(f"input {index} raised; written to {path}")
+        per_kb = (time.process_time() - begin) / max(len(source) / 1024, 1)
+        if per_kb > slowest[0]:
+            slowest = (per_kb, index)
+        if (index + 1) % 10_000 == 0:
+            rate = (index + 1) / (time.monotonic() - started)
+            print(f"{index + 1} inputs, {failures} raised, {rate:.0f}/s", flush=True)
+    print(
+        f"fuzz: {count} inputs (seed {seed}), {failures} raised; slowest "
+        f"{slowest[0] * 1e3:.1f} ms per KB (input {slowest[1]})"
+    )
+    return failures
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--rounds", type=int, default=60)
     options.add_argument("--no-eslint", action="store_true", help="skip the ESLint comparison")
+    options.add_argument("--scaling", action="store_true", help="growth with input size")
+    options.add_argument("--fuzz", type=int, metavar="N", help="validate N generated inputs")
+    options.add_argument("--seed", type=int, default=0, help="the fuzz run's random seed")
+    options.add_argument("--fuzz-out", type=Path, default=Path("fuzz-failures"))
     arguments = options.parse_args()
     rounds = arguments.rounds
+    if arguments.fuzz is not None:
+        raise SystemExit(1 if fuzz(arguments.fuzz, arguments.seed, arguments.fuzz_out) else 0)
+    if arguments.scaling:
+        scaling(min(rounds, 5))
+        return
     with_eslint = not arguments.no_eslint and Eslint.available()
     results = measure(rounds, with_eslint=with_eslint)
     print(

@@ -30,7 +30,7 @@ from keep_sdk.model import HandlerKind, HandlerPhase, HostPolicy
 from keep_sdk.validator.cron import is_valid_cron
 from keep_sdk.validator.facts import Handler, ShapeProblem, TopicUse
 from keep_sdk.validator.fields import Field
-from keep_sdk.validator.scope import FUNCTION_TYPES, Scope, string_literal
+from keep_sdk.validator.scope import FUNCTION_TYPES, Scope, constant_string, string_literal
 from keep_sdk.validator.source import SourceText
 from keep_sdk.validator.trusted import trusted
 
@@ -108,6 +108,11 @@ class _Reader:
             seen += 1
         return node
 
+    def string(self, node: Node | None) -> str | None:
+        """The string constant `node` is (see `constant_string`), names of module constants
+        resolved."""
+        return constant_string(node, self.module, self.data)
+
     def entries(self, obj: Node, what: str) -> list[_Entry]:
         found: list[_Entry] = []
         for child in obj.named_children:
@@ -140,7 +145,7 @@ class _Reader:
         if kind == "string":
             return string_literal(node, self.data)
         if kind == "computed_property_name" and node.named_child_count == 1:
-            return string_literal(self.resolve(node.named_children[0]), self.data)
+            return self.string(node.named_children[0])
         return None
 
     def strings(self, node: Node | None, where: str, owner: str) -> list[str] | None:
@@ -153,8 +158,7 @@ class _Reader:
         for element in target.named_children:
             if element.type == "comment":
                 continue
-            resolved = self.resolve(element)
-            text = string_literal(resolved, self.data)
+            text = self.string(element)
             if text is None:
                 self.problem("not-string-array", element, where=where)
                 return None
@@ -180,7 +184,7 @@ class _Reader:
                 self.problem("duplicate-key", entry.key_node, key=entry.key, where="the workflow")
             seen.add(entry.key)
             if entry.key == "name":
-                name = string_literal(self.resolve(entry.value), self.data)
+                name = self.string(entry.value)
                 if name is None or not name.strip():
                     self.problem("bad-name", entry.value)
                 elif name.startswith(RESERVED_NAME_PREFIX):
@@ -374,7 +378,7 @@ class _Reader:
             )
             return None
         item = items[0]
-        text = string_literal(self.resolve(item.value), self.data)
+        text = self.string(item.value)
         if item.key == "interval":
             match = _INTERVAL.match(text or "")
             if text is None or match is None:

@@ -95,6 +95,9 @@ class CapabilityCall:
     callback_hosts: tuple[str, ...] = ()
     after: CapabilityCall | None = None
     result_use: Node | None = None
+    topic: str | None = None
+    """The topic a ``publish``/``peek`` names when it is a string constant (through a
+    helper's parameter too: the value the caller passed)."""
 
     @property
     def is_mutation(self) -> bool:
@@ -181,12 +184,19 @@ class GlobalUseKind(StrEnum):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class GlobalUse:
-    """A use of a global the sandbox forbids or lacks, or of a nondeterministic source."""
+    """A use of a global the sandbox forbids or lacks, or of a nondeterministic source.
+
+    `site` and `via` are as on `CapabilityCall` for uses the handler walk reached
+    inside helpers: the call in the handler, and the helpers' names (empty in the
+    handler's own body or when found by the module scan).
+    """
 
     node: Node
     name: str
     kind: GlobalUseKind
     handler: Handler | None = None
+    site: Node | None = None
+    via: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, eq=False)

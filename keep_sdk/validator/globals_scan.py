@@ -9,16 +9,22 @@ words in the text; tree-sitter then tells at each match whether it is code
 
 from __future__ import annotations
 
+import weakref
+from dataclasses import dataclass
+
 import tree_sitter
 
 from keep_sdk.contract.globals import SANDBOX_GLOBALS
 from keep_sdk.validator.facts import Analysis, GlobalUse, GlobalUseKind
 from keep_sdk.validator.fields import Field
+from keep_sdk.validator.source import JAVASCRIPT, SourceText
 
 __all__ = [
     "FORBIDDEN_NAMES",
     "HOST_NAMES",
     "UNAVAILABLE_NAMES",
+    "Declarations",
+    "declarations",
     "declared_in_script",
     "declared_with_var",
     "scan_globals",
@@ -280,47 +286,65 @@ def _classify(analysis: Analysis, node: tree_sitter.Node, word: str) -> GlobalUs
     return None
 
 
+_DECLARATION_QUERY = tree_sitter.Query(
+    JAVASCRIPT,
+    """
+    (formal_parameters (identifier) @name)
+    (array_pattern (identifier) @name)
+    (import_clause (identifier) @name)
+    (import_specifier (identifier) @name)
+    (namespace_import (identifier) @name)
+    (rest_pattern (identifier) @name)
+    (variable_declarator name: (identifier) @name)
+    (function_declaration name: (identifier) @name)
+    (generator_function_declaration name: (identifier) @name)
+    (class_declaration name: (identifier) @name)
+    (function_expression name: (identifier) @name)
+    (class name: (identifier) @name)
+    (arrow_function parameter: (identifier) @name)
+    (catch_clause parameter: (identifier) @name)
+    (for_in_statement left: (identifier) @name)
+    (assignment_pattern left: (identifier) @name)
+    (pair_pattern value: (identifier) @name)
+    (shorthand_property_identifier_pattern) @name
+    (variable_declaration (variable_declarator name: (identifier) @var))
+    """,
+)
+
+
+@dataclass(frozen=True)
+class Declarations:
+    """The names a script declares anywhere (any scope), found in one pass over its tree."""
+
+    names: frozenset[str]
+    """Every name a declaration, parameter, pattern or import binds."""
+    var_names: frozenset[str]
+    """The names a ``var`` declares (hoisted: reading one early is no error)."""
+
+
+_declarations: weakref.WeakKeyDictionary[SourceText, Declarations] = weakref.WeakKeyDictionary()
+
+
+def declarations(source: SourceText) -> Declarations:
+    """The `Declarations` of `source`, computed once per parsed script."""
+    found = _declarations.get(source)
+    if found is None:
+        captures = tree_sitter.QueryCursor(_DECLARATION_QUERY).captures(source.root)
+        text = source.node_text
+        var_names = frozenset(text(node) for node in captures.get("var", ()))
+        names = frozenset(text(node) for node in captures.get("name", ())) | var_names
+        found = _declarations[source] = Declarations(names, var_names)
+    return found
+
+
 def declared_in_script(analysis: Analysis, name: str) -> bool:
     """True when `name` is declared somewhere in the script (in any scope)."""
-    word = name.encode("utf-8", "surrogatepass")
-    data = analysis.source.data
-    root = analysis.source.root
-    size = len(data)
-    at = data.find(word)
-    while at != -1:
-        end = at + len(word)
-        before = data[at - 1] if at else 32
-        after = data[end] if end < size else 32
-        if before not in _WORD_BYTES and after not in _WORD_BYTES:
-            node = root.descendant_for_byte_range(at, end)
-            if node is not None and node.start_byte == at and node.end_byte == end:
-                if node.type == "shorthand_property_identifier_pattern":
-                    return True
-                if node.type == "identifier" and _is_declaration(node):
-                    return True
-        at = data.find(word, end)
-    return False
+    return name in declarations(analysis.source).names
 
 
 def declared_with_var(analysis: Analysis, name: str) -> bool:
     """True when a ``var`` declares `name` somewhere (hoisted: reading it early is no error)."""
-    word = name.encode("utf-8", "surrogatepass")
-    data = analysis.source.data
-    root = analysis.source.root
-    at = data.find(word)
-    while at != -1:
-        end = at + len(word)
-        node = root.descendant_for_byte_range(at, end)
-        parent = node.parent if node is not None and node.type == "identifier" else None
-        if (
-            parent is not None
-            and parent.type == "variable_declarator"
-            and parent.parent is not None
-            and parent.parent.type == "variable_declaration"
-        ):
-            return True
-        at = data.find(word, end)
-    return False
+    return name in declarations(analysis.source).var_names
 
 
 def scan_globals(analysis: Analysis) -> None:

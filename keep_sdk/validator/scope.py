@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ __all__ = [
     "CTX",
     "Binding",
     "CallResult",
+    "ClosureObject",
     "ConnectorValue",
     "CtxMethodValue",
     "CtxValue",
@@ -27,9 +29,11 @@ __all__ = [
     "Scope",
     "StringValue",
     "Value",
+    "constant_string",
     "is_capability",
     "module_scope",
     "string_literal",
+    "template_text",
 ]
 
 Node = tree_sitter.Node
@@ -83,6 +87,21 @@ class FunctionValue(Value):
     node: Node
     scope: Scope
     name: str | None = None
+    this: Value | None = None
+    """What ``this`` is in its body when the analysis knows (a method of a module-level
+    instance: that instance's `ModuleState`)."""
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ClosureObject(Value):
+    """An object of functions a module-level IIFE returns (``{ next: () => ++n }``).
+
+    Its functions close over the IIFE's variables, which live as long as the module;
+    its other members are the module-level state of the binding `holder`.
+    """
+
+    holder: str
+    functions: dict[str, FunctionValue]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -185,6 +204,74 @@ def string_literal(node: Node | None, data: bytes) -> str | None:
     return None
 
 
+_MAX_CONSTANT_DEPTH = 64
+"""Nesting (``+``, templates, parentheses) `constant_string` follows before giving up."""
+
+
+def constant_string(node: Node | None, scope: Scope, data: bytes, depth: int = 0) -> str | None:
+    """The value of `node` when it is a string constant, else None.
+
+    A constant is a string literal, a template literal whose substitutions are
+    constants, ``+`` of two constants, or the name of a ``const`` binding
+    (resolved in `scope`) that holds a constant; a template in which a
+    substitution is a constant built from other constants
+    (``const SUBMITTED = `${NS}.submitted```) is one. Never recurses deeper than
+    64 levels of nesting.
+    """
+    if node is None or depth > _MAX_CONSTANT_DEPTH:
+        return None
+    kind = node.type
+    if kind == "string":
+        return string_literal(node, data)
+    if kind == "template_string":
+        return template_text(
+            node, data, lambda inner: constant_string(inner, scope, data, depth + 1)
+        )
+    if kind == "identifier":
+        binding = scope.lookup(data[node.start_byte : node.end_byte].decode("utf-8", "replace"))
+        if (
+            binding is not None
+            and binding.kind == "const"
+            and isinstance(binding.value, StringValue)
+        ):
+            return binding.value.text
+        return None
+    if kind == "parenthesized_expression" and node.named_child_count == 1:
+        return constant_string(node.named_children[0], scope, data, depth + 1)
+    if kind == "binary_expression":
+        operator = node.child_by_field_id(Field.OPERATOR)
+        if operator is None or operator.type != "+":
+            return None
+        left = constant_string(node.child_by_field_id(Field.LEFT), scope, data, depth + 1)
+        if left is None:
+            return None
+        right = constant_string(node.child_by_field_id(Field.RIGHT), scope, data, depth + 1)
+        return None if right is None else left + right
+    return None
+
+
+def template_text(
+    node: Node, data: bytes, substitution: Callable[[Node], str | None]
+) -> str | None:
+    """The value of the template literal `node`, each substitution's expression valued
+    by `substitution` (None when one of them has no string value)."""
+    parts: list[str] = []
+    for child in node.named_children:
+        kind = child.type
+        if kind == "string_fragment":
+            parts.append(data[child.start_byte : child.end_byte].decode("utf-8", "replace"))
+        elif kind == "escape_sequence":
+            parts.append(_unescape(data[child.start_byte : child.end_byte].decode("utf-8")))
+        elif kind == "template_substitution" and child.named_child_count == 1:
+            value = substitution(child.named_children[0])
+            if value is None:
+                return None
+            parts.append(value)
+        else:
+            return None
+    return "".join(parts)
+
+
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 
 
@@ -244,7 +331,7 @@ def declared_value(init: Node | None, scope: Scope, data: bytes) -> Value | None
         return None
     if init.type in FUNCTION_TYPES:
         return FunctionValue(init, scope)
-    text = string_literal(init, data)
+    text = constant_string(init, scope, data)
     if text is not None:
         return StringValue(text)
     return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 import threading
 from dataclasses import dataclass
 from functools import cached_property
@@ -12,7 +13,7 @@ import tree_sitter_javascript
 
 from keep_sdk.contract.workflow import Span
 
-__all__ = ["JAVASCRIPT", "SourceText", "parse_tree", "words"]
+__all__ = ["JAVASCRIPT", "SourceText", "encode", "parse_tree", "words"]
 
 JAVASCRIPT = tree_sitter.Language(tree_sitter_javascript.language())
 """The tree-sitter JavaScript grammar every part of the validator parses with."""
@@ -36,12 +37,32 @@ def parse_tree(data: bytes) -> tree_sitter.Tree:
     return parser.parse(data)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTINUATION = re.compile(b"[\x80-\xbf]")
+
+
+def encode(text: str) -> bytes:
+    """`text` as the UTF-8 bytes tree-sitter parses: each unpaired surrogate becomes U+FFFD.
+
+    Both are three bytes and one code point, so byte offsets and code-point
+    offsets in the result are those of `text`, and the bytes are always valid
+    UTF-8: any slice between node boundaries decodes.
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+
+
 @dataclass(frozen=True, eq=False)
 class SourceText:
     """A script as text and as UTF-8 bytes, with its parsed tree.
 
-    `data` is what tree-sitter saw: the text encoded as UTF-8, unpaired
-    surrogates included (``surrogatepass``) so any Python string can be parsed.
+    `data` is what tree-sitter saw: the text encoded as UTF-8 by `encode`
+    (unpaired surrogates as U+FFFD), so any Python string can be parsed and
+    the offsets of `data` map to the code points of `text` one to one.
+    Every conversion from a byte offset accepts any integer: an offset inside
+    a character counts as that character's start, one outside the data is clamped.
     """
 
     text: str
@@ -53,7 +74,7 @@ class SourceText:
     @classmethod
     def parse(cls, text: str) -> SourceText:
         """Encode and parse `text`."""
-        data = text.encode("utf-8", "surrogatepass")
+        data = encode(text)
         return cls(text=text, data=data, tree=parse_tree(data), ascii=len(data) == len(text))
 
     @property
@@ -72,6 +93,11 @@ class SourceText:
         return starts
 
     @cached_property
+    def _continuations(self) -> list[int]:
+        """The offsets of UTF-8 continuation bytes, in order (none for ASCII)."""
+        return [match.start() for match in _CONTINUATION.finditer(self.data)]
+
+    @cached_property
     def word_list(self) -> list[bytes]:
         """The runs of identifier characters in the script, in order (see `words`)."""
         return words(self.data)
@@ -85,21 +111,29 @@ class SourceText:
         """The text of `node`."""
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
+    def _boundary(self, byte_offset: int) -> int:
+        """`byte_offset` clamped to the data and moved back to the start of its character."""
+        byte_offset = max(0, min(byte_offset, len(self.data)))
+        data = self.data
+        while 0 < byte_offset < len(data) and 0x80 <= data[byte_offset] < 0xC0:
+            byte_offset -= 1
+        return byte_offset
+
     def char_offset(self, byte_offset: int) -> int:
-        """The `str` index of the character starting at `byte_offset`."""
+        """The `str` index of the character at `byte_offset` (O(log n))."""
         if self.ascii:
-            return byte_offset
-        return len(self.data[:byte_offset].decode("utf-8", "surrogatepass"))
+            return max(0, min(byte_offset, len(self.data)))
+        byte_offset = self._boundary(byte_offset)
+        return byte_offset - bisect.bisect_left(self._continuations, byte_offset)
 
     def position(self, byte_offset: int) -> tuple[int, int]:
-        """1-based (line, column) of `byte_offset`, the column in code points."""
+        """1-based (line, column) of `byte_offset`, the column in code points (O(log n))."""
         byte_offset = max(0, min(byte_offset, len(self.data)))
         row = bisect.bisect_right(self._line_starts, byte_offset) - 1
         start = self._line_starts[row]
         if self.ascii:
             return row + 1, byte_offset - start + 1
-        prefix = self.data[start:byte_offset].decode("utf-8", "surrogatepass")
-        return row + 1, len(prefix) + 1
+        return row + 1, self.char_offset(byte_offset) - self.char_offset(start) + 1
 
     def byte_offset(self, line: int, column: int) -> int:
         """The byte offset of 1-based `line` and code-point `column` (clamped to the text)."""
@@ -108,8 +142,8 @@ class SourceText:
         end = self._line_starts[row + 1] - 1 if row + 1 < len(self._line_starts) else len(self.data)
         if self.ascii:
             return min(start + max(column - 1, 0), end)
-        prefix = self.data[start:end].decode("utf-8", "surrogatepass")[: max(column - 1, 0)]
-        return start + len(prefix.encode("utf-8", "surrogatepass"))
+        prefix = self.data[start:end].decode("utf-8")[: max(column - 1, 0)]
+        return start + len(prefix.encode("utf-8"))
 
     def span(self, start_byte: int, end_byte: int) -> Span:
         """The `Span` of the bytes from `start_byte` to `end_byte`."""

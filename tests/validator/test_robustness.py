@@ -151,3 +151,80 @@ def test_renaming_ctx_is_covered() -> None:
     assert any("ctx" in renameable(source) for source in SOURCES)
     source = next(s for s in SOURCES if "code-after-mutation" in s)
     assert findings(rename(source, {"ctx"}, "_1")) == findings(source)
+
+
+def test_template_escape_before_a_lone_surrogate_and_nul() -> None:
+    source = "`\\\udcc8\x00`"
+    report = validate(source)
+    assert_well_formed(report, source)
+    assert [(d.rule, d.line, d.column) for d in report.diagnostics] == [("syntax-error", 1, 4)]
+
+
+HAZARDS = [
+    "\udcc8",
+    "\ud83d",
+    "\x00",
+    "`",
+    "\\",
+    "`\\",
+    "${",
+    "\\u{",
+    "\\x",
+    "\r",
+    "\u2028",
+    "\U0001f600",
+    "e\u0301",
+    "/*",
+    "'",
+    "(" * 300,
+    " ?? a" * 300,
+    "?.b(" * 200,
+]
+
+
+@st.composite
+def hazardous(draw: st.DrawFn) -> str:
+    """A fixture script with hazards (lone surrogates, NUL, template escapes, deep nesting,
+    long chains, random unicode) inserted at random places."""
+    source = draw(st.sampled_from(SOURCES))
+    pieces = draw(
+        st.lists(st.one_of(st.sampled_from(HAZARDS), st.text(max_size=6)), min_size=1, max_size=5)
+    )
+    for piece in pieces:
+        at = draw(st.integers(0, len(source)))
+        source = source[:at] + piece + source[at:]
+    return source
+
+
+@SETTINGS
+@given(hazardous())
+def test_hazards_mixed_into_valid_scripts_give_a_report(source: str) -> None:
+    report = validate(source)
+    assert_well_formed(report, source)
+    lines = source.split("\n")
+    for diagnostic in report.diagnostics:
+        assert diagnostic.column <= len(lines[diagnostic.line - 1]) + 1
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(HAZARDS[:14]), st.text(max_size=8), st.just("f(`a${b}`);\n")),
+        max_size=30,
+    )
+)
+def test_node_offsets_are_code_points_of_the_text(parts: list[str]) -> None:
+    """Every node's byte range maps to the code points of its text, and its position to the
+    line and column counted in the Python string (unpaired surrogates read as U+FFFD)."""
+    text = "".join(parts)
+    parsed = SourceText.parse(text)
+    shown = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+    stack = [parsed.root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        start, end = parsed.char_offset(node.start_byte), parsed.char_offset(node.end_byte)
+        assert shown[start:end] == parsed.node_text(node)
+        line, column = parsed.position(node.start_byte)
+        before = text[:start]
+        assert (line, column) == (before.count("\n") + 1, start - (before.rfind("\n") + 1) + 1)

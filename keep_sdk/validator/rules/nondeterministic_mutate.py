@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from keep_sdk.model import HandlerPhase
 from keep_sdk.validator._diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, GlobalUseKind
-from keep_sdk.validator.rule import Finding, Rule, RuleMeta
-from keep_sdk.validator.rules._support import why
+from keep_sdk.validator.rule import Finding, Related, Rule, RuleMeta
+from keep_sdk.validator.rules._support import line_of, why
 from keep_sdk.validator.vocabulary import WalkVocabulary
 
 __all__ = ["NONDETERMINISTIC_CALLS", "NONDETERMINISTIC_CONSTRUCTIONS", "VOCABULARY", "rule"]
@@ -41,7 +41,13 @@ META = RuleMeta(
     severity=Severity.WARNING,
     description="`mutate` uses the clock or randomness, so re-running it can change the call.",
     rationale=why(__doc__),
-    messages={"nondeterministic": "`{name}` in `mutate` makes the mutation nondeterministic"},
+    messages={
+        "nondeterministic": "`{name}` in `mutate` makes the mutation nondeterministic",
+        "in-helper": (
+            "this call runs `{name}` (in {helpers} at line {line}), which makes the mutation "
+            "nondeterministic"
+        ),
+    },
     hint=(
         "Compute the value in `prepare` (e.g. `data: {{ sentAt: new Date().toISOString() }}`) "
         "and use `prepared.data.sentAt` in `mutate`."
@@ -50,14 +56,22 @@ META = RuleMeta(
 
 
 def check(analysis: Analysis) -> Iterator[Finding]:
-    """Nondeterministic sources reached from `mutate`."""
+    """Nondeterministic sources reached from `mutate`, reported in `mutate`: at the use,
+    or at the call of the helper that makes it (the use in the helper is related)."""
     for use in analysis.globals:
         handler = use.handler
         if use.kind is not GlobalUseKind.NONDETERMINISTIC or handler is None:
             continue
-        if handler.phase is HandlerPhase.MUTATE:
-            name = use.name if use.name == "new Date()" else f"{use.name}()"
+        if handler.phase is not HandlerPhase.MUTATE:
+            continue
+        name = use.name if use.name == "new Date()" else f"{use.name}()"
+        if not use.via or use.site is None:
             yield Finding("nondeterministic", use.node, {"name": name}, handler)
+            continue
+        helpers = " → ".join(f"`{helper}`" for helper in use.via)
+        arguments = {"name": name, "helpers": helpers, "line": line_of(analysis, use.node)}
+        related = (Related(use.node, f"`{name}` in {helpers}"),)
+        yield Finding("in-helper", use.site, arguments, handler, related=related)
 
 
 rule = Rule(META, check, VOCABULARY)

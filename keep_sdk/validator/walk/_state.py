@@ -82,6 +82,8 @@ class WalkState:
         self.limited: set[str] = set()
         self.mutations = 0
         self.recursive_calls: dict[int, Node] = {}
+        self.this_value: Value | None = None
+        self.closures: dict[int, Value | None] = {}
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -189,6 +191,10 @@ class WalkState:
 
     def is_plain_text(self, start: int, end: int, scope: Scope) -> bool:
         """True when the expression at `start:end` can find nothing (`literals`)."""
+        raise NotImplementedError
+
+    def module_closure(self, binding: Binding) -> Value | None:
+        """What a module-level binding initialized by an IIFE holds (`values`)."""
         raise NotImplementedError
 
     def is_state_binding(self, binding: Binding) -> bool:

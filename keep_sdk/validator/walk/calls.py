@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import tree_sitter
 
-from keep_sdk.validator.facts import CapabilityCall, GlobalUse
+from keep_sdk.validator.facts import CapabilityCall, GlobalUse, GlobalUseKind
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
     CTX,
@@ -117,6 +117,9 @@ class Calls(WalkState):
                 scope.declare(Binding(name, "function", own, function, node))
         saved = (self.in_callback, self.pending_label, self.after_reported)
         hosts = self.callback_hosts
+        this = self.this_value
+        if node.type != "arrow_function":
+            self.this_value = function.this
         if callback:
             self.in_callback = True
             self.callback_hosts = (*hosts, self.callback_host)
@@ -137,6 +140,7 @@ class Calls(WalkState):
             self.frames.pop()
             self.in_callback, self.pending_label, self.after_reported = saved
             self.callback_hosts = hosts
+            self.this_value = this
         if callback:
             if is_capability(value) and self.recording:
                 self.dynamic(node, "returned", self.describe(value))
@@ -155,10 +159,11 @@ class Calls(WalkState):
             argument_nodes = [a for a in last.named_children if a.type != "comment"]
         else:
             argument_nodes = self.arguments(node)
-        if callee.type == "import":
+        if callee.type == "import" or self.is_await(callee):
+            value: Value | None = None
             for argument in argument_nodes:
-                _, state = self.expr(argument, scope, state)
-            return None, state
+                value, state = self.expr(argument, scope, state)
+            return (value if callee.type != "import" else None), state
         callee_value, state = self.expr(callee, scope, state)
         if isinstance(callee_value, PromiseMethod):
             return self.promise_continuation(callee_value, argument_nodes, scope, state, node)
@@ -209,6 +214,16 @@ class Calls(WalkState):
             return callee_value, state
         return None, state
 
+    def is_await(self, callee: Node) -> bool:
+        """True for the ``await`` of ``await (x)(...)``, ``await (x).y`` or ``await (x)[0]``.
+
+        The grammar reads ``await (x)`` followed by a call, member or subscript as a
+        call of a function named ``await``. In a module ``await`` is always reserved
+        (the engine refuses any other use), so the "call" is an await of its
+        parenthesized arguments and the rest of the chain applies to them.
+        """
+        return callee.type == "identifier" and self.text(callee) == "await"
+
     def passed_function(self, argument: Node, value: FunctionValue) -> bool:
         """Whether `argument` hands a function of the script to its callee as a callback: a
         function written there, or a name bound to a function declaration or to a function
@@ -254,9 +269,16 @@ class Calls(WalkState):
         vocabulary = self.vocabulary
         kind = vocabulary.calls.get(path)
         if kind is not None and self.recording:
-            self.analysis.globals.append(GlobalUse(node, path, kind, self.handler))
+            self.analysis.globals.append(self.global_use(node, path, kind))
         if path in vocabulary.argument_writers and arguments:
             self.mutated_object(arguments[0], scope, node)
+
+    def global_use(self, node: Node, name: str, kind: GlobalUseKind) -> GlobalUse:
+        """A `GlobalUse` at `node` in the walk's current frame (with its call site and
+        helpers when it is inside a helper)."""
+        if not self.frames:
+            return GlobalUse(node, name, kind, self.handler)
+        return GlobalUse(node, name, kind, self.handler, self.site(node), self.frame.via)
 
     def new_expression(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         constructor = node.child_by_field_id(Field.CONSTRUCTOR)
@@ -268,7 +290,7 @@ class Calls(WalkState):
             kind = self.vocabulary.constructions.get(value.path)
             if kind is not None:
                 name = f"new {value.path}()"
-                self.analysis.globals.append(GlobalUse(node, name, kind, self.handler))
+                self.analysis.globals.append(self.global_use(node, name, kind))
         is_promise = isinstance(value, GlobalRef) and value.path == "Promise"
         for argument in argument_nodes:
             argument_value, state = self.expr(argument, scope, state)

@@ -26,6 +26,7 @@ from keep_sdk.validator.scope import (
     Value,
     is_capability,
     string_literal,
+    template_text,
 )
 from keep_sdk.validator.walk._dispatch import EXPRESSIONS
 from keep_sdk.validator.walk._state import WalkState
@@ -62,6 +63,9 @@ class Expressions(WalkState):
         self.depth -= 1
         return value, state
 
+    def this(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
+        return self.this_value, state
+
     def nothing(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         return None, state
 
@@ -81,16 +85,17 @@ class Expressions(WalkState):
         return (StringValue(text) if text is not None else None), state
 
     def template_string(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
-        constant = True
+        """Walk the substitutions; the template is a `StringValue` when each of them is a
+        string (``${NS}.submitted`` with ``NS`` a string constant)."""
+        values: dict[int, str] = {}
         for child in node.named_children:
             if child.type == "template_substitution":
-                constant = False
                 for inner in child.named_children:
-                    _, state = self.expr(inner, scope, state)
-        if constant:
-            text = string_literal(node, self.data)
-            return (StringValue(text) if text is not None else None), state
-        return None, state
+                    value, state = self.expr(inner, scope, state)
+                    if isinstance(value, StringValue):
+                        values[inner.id] = value.text
+        text = template_text(node, self.data, lambda inner: values.get(inner.id))
+        return (StringValue(text) if text is not None else None), state
 
     def identifier(self, node: Node, scope: Scope, state: Flow) -> tuple[Value | None, Flow]:
         name = self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -103,7 +108,8 @@ class Expressions(WalkState):
             if self.is_state_binding(binding):
                 self.shared(node, name, "read", binding)
             if binding.value is None and binding.kind in _STATE_KINDS:
-                return ModuleState(name), state
+                closure = self.module_closure(binding) if binding.kind == "const" else None
+                return (closure or ModuleState(name)), state
         return binding.value, state
 
     def free_name(self, node: Node, name: str) -> None:
@@ -262,7 +268,7 @@ EXPRESSIONS.update(
         "false": Expressions.nothing,
         "null": Expressions.nothing,
         "undefined": Expressions.nothing,
-        "this": Expressions.nothing,
+        "this": Expressions.this,
         "super": Expressions.nothing,
         "comment": Expressions.nothing,
     }

@@ -90,10 +90,7 @@ class Literals(WalkState):
         text = self.data[node.start_byte : node.end_byte]
         if (b'"' in text or b"'" in text) and b"`" not in text:
             text = _STRINGS.sub(_blank, text)
-        for word in unbound:
-            if _may_read(text, word):
-                break
-        else:
+        if not _reads_any(text, frozenset(unbound)):
             return
         for read in _reads(node):
             if _typeof_operand(read):
@@ -244,30 +241,35 @@ _KNOWN_NAMES = frozenset(name.encode() for name in SANDBOX_GLOBALS | NEVER_FREE 
 _SPACE = frozenset(b" \t\r\n")
 
 
-def _may_read(text: bytes, word: bytes) -> bool:
-    """True when some occurrence of `word` in `text` may be a name that is read."""
+_WORD = re.compile(rb"[A-Za-z0-9_$]+")
+
+
+def _reads_any(text: bytes, names: frozenset[bytes]) -> bool:
+    """True when some occurrence of one of `names` in `text` may be a name that is read.
+
+    One pass over the words of `text`: an occurrence after ``.`` is a member
+    name, one before ``:`` (in a text without ``?``) a key, ``$`` before ``{``
+    a template substitution; any other occurrence may be a read.
+    """
     keys_possible = 63 not in text
     size = len(text)
-    at = text.find(word)
-    while at != -1:
-        end = at + len(word)
-        if (at == 0 or text[at - 1] not in _WORD_BYTES) and (
-            end >= size or text[end] not in _WORD_BYTES
-        ):
-            back = at - 1
-            while back >= 0 and text[back] in _SPACE:
-                back -= 1
-            ahead = end
-            while ahead < size and text[ahead] in _SPACE:
-                ahead += 1
-            before = text[back] if back >= 0 else 0
-            after = text[ahead] if ahead < size else 0
-            member = before == 46
-            key = keys_possible and after == 58
-            template_start = word == b"$" and after == 123
-            if not (member or key or template_start):
-                return True
-        at = text.find(word, end)
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if word not in names:
+            continue
+        back = match.start() - 1
+        while back >= 0 and text[back] in _SPACE:
+            back -= 1
+        ahead = match.end()
+        while ahead < size and text[ahead] in _SPACE:
+            ahead += 1
+        before = text[back] if back >= 0 else 0
+        after = text[ahead] if ahead < size else 0
+        member = before == 46
+        key = keys_possible and after == 58
+        template_start = word == b"$" and after == 123
+        if not (member or key or template_start):
+            return True
     return False
 
 

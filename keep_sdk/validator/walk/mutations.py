@@ -156,6 +156,7 @@ class Mutations(WalkState):
                 in_try=self.in_try > 0,
                 detached=self.detached,
                 callback_hosts=self.callback_hosts,
+                topic=values[0].text if values and isinstance(values[0], StringValue) else None,
             )
             if self.recording:
                 topic = values[0] if values else None

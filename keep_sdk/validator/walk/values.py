@@ -18,14 +18,19 @@ from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import (
     CTX,
     CTX_METHODS,
+    FUNCTION_TYPES,
+    Binding,
     CallResult,
+    ClosureObject,
     ConnectorValue,
     CtxMethodValue,
     FunctionValue,
     GlobalRef,
     ModuleState,
     OperationValue,
+    Scope,
     Value,
+    declare_statement,
     string_literal,
 )
 from keep_sdk.validator.walk._state import WalkState
@@ -97,7 +102,13 @@ class Values(WalkState):
         if isinstance(value, GlobalRef):
             return GlobalRef(f"{value.path}.{name}")
         if isinstance(value, ModuleState):
-            return self.static_method(value.name, name) or value
+            return (
+                self.static_method(value.name, name)
+                or self.instance_method(value.name, name)
+                or value
+            )
+        if isinstance(value, ClosureObject):
+            return value.functions.get(name) or ModuleState(value.holder)
         if isinstance(value, CallResult) and name in ("then", "catch", "finally"):
             return PromiseMethod(value.call, name)
         if value is RESOLVED and name in ("then", "catch", "finally"):
@@ -119,6 +130,98 @@ class Values(WalkState):
             if key is not None and self.text(key) == name:
                 return FunctionValue(member, self.module, f"{class_name}.{name}")
         return None
+
+    def instance_method(self, holder: str, name: str) -> FunctionValue | None:
+        """The method `name` of the module-level instance `holder` (``const c = new C()``
+        with ``C`` a module-level class), walked with ``this`` as that instance."""
+        binding = self.module.bindings.get(holder)
+        init = binding.init if binding is not None else None
+        if init is None or init.type != "new_expression":
+            return None
+        constructor = init.child_by_field_id(Field.CONSTRUCTOR)
+        if constructor is None or constructor.type != "identifier":
+            return None
+        owner = self.module.bindings.get(self.text(constructor))
+        if owner is None or owner.kind != "class" or owner.init is None:
+            return None
+        body = owner.init.child_by_field_id(Field.BODY)
+        for member in body.named_children if body is not None else ():
+            if member.type != "method_definition" or is_static(member):
+                continue
+            key = member.child_by_field_id(Field.NAME)
+            if key is not None and self.text(key) == name:
+                return FunctionValue(
+                    member, self.module, f"{holder}.{name}", this=ModuleState(holder)
+                )
+        return None
+
+    def module_closure(self, binding: Binding) -> Value | None:
+        """What the module-level `binding` holds when an IIFE initializes it
+        (``const next = (() => { let n = 0; return () => ++n; })()``): the function, or
+        object of functions, the IIFE returns, closing over the IIFE's variables as
+        module-level bindings (they outlive a call as module state does). None otherwise.
+        """
+        init = binding.init
+        if init is None:
+            return None
+        key = init.id
+        if key in self.closures:
+            return self.closures[key]
+        self.closures[key] = None
+        while init is not None and init.type == "parenthesized_expression":
+            init = init.named_children[0] if init.named_child_count == 1 else None
+        callee = init.child_by_field_id(Field.FUNCTION) if init is not None else None
+        while callee is not None and callee.type == "parenthesized_expression":
+            callee = callee.named_children[0] if callee.named_child_count == 1 else None
+        if init is None or init.type != "call_expression" or callee is None:
+            return None
+        if callee.type not in FUNCTION_TYPES:
+            return None
+        body = callee.child_by_field_id(Field.BODY)
+        if body is None or body.type != "statement_block":
+            return None
+        closure = Scope(parent=self.module)
+        returned: Node | None = None
+        for statement in body.named_children:
+            declare_statement(statement, closure, self.data, module=True)
+            if statement.type == "return_statement" and statement.named_child_count == 1:
+                returned = statement.named_children[0]
+        value = self.closure_value(returned, closure, binding.name)
+        self.closures[key] = value
+        return value
+
+    def closure_value(self, node: Node | None, closure: Scope, holder: str) -> Value | None:
+        """The function or object of functions `node` (an IIFE's returned value) gives."""
+        if node is None:
+            return None
+        if node.type == "identifier":
+            found = closure.bindings.get(self.text(node))
+            value = found.value if found is not None else None
+            if isinstance(value, FunctionValue):
+                return FunctionValue(value.node, closure, holder)
+            return None
+        if node.type in FUNCTION_TYPES:
+            return FunctionValue(node, closure, holder)
+        if node.type != "object":
+            return None
+        functions: dict[str, FunctionValue] = {}
+        for child in node.named_children:
+            if child.type == "method_definition":
+                key = child.child_by_field_id(Field.NAME)
+                if key is not None:
+                    functions[self.text(key)] = FunctionValue(
+                        child, closure, f"{holder}.{self.text(key)}"
+                    )
+            elif child.type in ("pair", "shorthand_property_identifier"):
+                key = child.child_by_field_id(Field.KEY) if child.type == "pair" else child
+                value_node = child.child_by_field_id(Field.VALUE) if child.type == "pair" else child
+                name = self.key_name(key) if key is not None and child.type == "pair" else None
+                if child.type != "pair":
+                    name = self.text(child)
+                function = self.closure_value(value_node, closure, holder)
+                if name is not None and isinstance(function, FunctionValue):
+                    functions[name] = FunctionValue(function.node, closure, f"{holder}.{name}")
+        return ClosureObject(holder, functions) if functions else None
 
     def check_operation(self, connector: str, operation: str | None, node: Node) -> None:
         if not self.recording or node.id in self.reported_members:

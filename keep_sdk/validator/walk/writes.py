@@ -176,6 +176,9 @@ class Writes(WalkState):
     def module_state_changed(self, at: Node, state: ModuleState, scope: Scope) -> None:
         """Record a change, at `at`, to the object the module-level binding of `state` holds."""
         binding = self.module.bindings.get(state.name)
+        if binding is None:
+            closed = scope.lookup(state.name)
+            binding = closed if closed is not None and closed.module else None
         if binding is not None:
             self.shared(at, state.name, "mutate", binding)
 

@@ -81,6 +81,20 @@ VALID = [
     Case("sandbox-globals", workflow(next_="return { a: btoa('x'), b: performance.now() > 0 };")),
     Case("local-url", workflow(next_="const URL = 'x';\nreturn { URL };")),
     Case("constructor-of-object", workflow(next_="return { t: prepared.constructor === Object };")),
+    Case(
+        "await-parenthesized-iife",
+        workflow(
+            prepare="const v = await (async () => {\n  return 1;\n})();\n"
+            "return { reservations: [], data: { v } };"
+        ),
+    ),
+    Case(
+        "await-parenthesized-member",
+        workflow(
+            prepare="const p = Promise.resolve({ a: 1 });\nconst a = await (p).a;\n"
+            "const b = await (p)[0];\nreturn { reservations: [], data: { a, b } };"
+        ),
+    ),
 ]
 
 

@@ -1,5 +1,6 @@
 import pytest
 
+from keep_sdk import validate
 from tests.validator.cases import Case, assert_reports, assert_silent, workflow
 
 RULE = "missing-message-id"
@@ -27,8 +28,8 @@ INVALID = [
     Case(
         "helper",
         workflow(
-            before="async function emit(ctx, e) {\n  await ctx.publish('in', { title: `E ${e.id}` }); // here\n}",
-            producer="await emit(ctx, { id: 1 });\nreturn state;",
+            before="async function emit(ctx, e) {\n  await ctx.publish('in', { title: `E ${e.id}` });\n}",
+            producer="await emit(ctx, { id: 1 }); // here\nreturn state;",
         ),
     ),
     Case(
@@ -73,3 +74,27 @@ def test_reports(case: Case) -> None:
 @pytest.mark.parametrize("case", VALID, ids=lambda c: c.id)
 def test_silent(case: Case) -> None:
     assert_silent(RULE, case)
+
+
+HELPER = (
+    "async function emit(ctx, topic, e) {\n"
+    "  await ctx.publish(topic, { title: `E ${e.id}` });\n"
+    "}\n"
+    "const NS = 'in';"
+)
+
+
+def test_helper_finding_is_at_each_call_and_names_the_topic_passed() -> None:
+    source = workflow(
+        before=HELPER,
+        topics='"in": {}, "in.late": {}',
+        producer="await emit(ctx, NS, { id: 1 });\nawait emit(ctx, `${NS}.late`, { id: 2 });\n"
+        "return state;",
+    )
+    found = [d for d in validate(source).diagnostics if d.rule == RULE]
+    lines = source.split("\n")
+    calls = [n for n, line in enumerate(lines, 1) if line.startswith("await emit(")]
+    assert [d.line for d in found] == calls
+    assert ["`in`" in found[0].message, "`in.late`" in found[1].message] == [True, True]
+    assert all("`topic`" not in d.message and "`emit` at line 2" in d.message for d in found)
+    assert all([r.line for r in d.related] == [2] for d in found)

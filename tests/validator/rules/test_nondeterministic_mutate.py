@@ -1,5 +1,6 @@
 import pytest
 
+from keep_sdk import validate
 from tests.validator.cases import Case, assert_reports, assert_silent, workflow
 
 RULE = "nondeterministic-mutate"
@@ -23,8 +24,16 @@ INVALID = [
     Case(
         "helper",
         workflow(
-            before="function stamp() {\n  return new Date().toISOString(); // here\n}",
-            mutate=APPEND.format(value="stamp()"),
+            before="function stamp() {\n  return new Date().toISOString();\n}",
+            mutate=APPEND.format(value="stamp()") + " // here",
+        ),
+    ),
+    Case(
+        "helper-of-helper",
+        workflow(
+            before="function now() {\n  return Date.now();\n}\nfunction stamp(x) {\n"
+            "  return { ...x, at: now() };\n}",
+            mutate="const row = stamp({ a: 1 }); // here\n" + APPEND.format(value="row.at"),
         ),
     ),
     Case(
@@ -66,3 +75,18 @@ def test_reports(case: Case) -> None:
 @pytest.mark.parametrize("case", VALID, ids=lambda c: c.id)
 def test_silent(case: Case) -> None:
     assert_silent(RULE, case)
+
+
+def test_helper_finding_is_at_the_call_and_names_the_helper() -> None:
+    source = workflow(
+        before="function stamp() {\n  return new Date().toISOString();\n}",
+        mutate=APPEND.format(value="stamp()"),
+    )
+    [diagnostic] = [d for d in validate(source).diagnostics if d.rule == RULE]
+    call_line = next(
+        n for n, line in enumerate(source.split("\n"), 1) if "values: [stamp()]" in line
+    )
+    assert (diagnostic.line, diagnostic.handler) == (call_line, "consumers.work.mutate")
+    assert "`new Date()`" in diagnostic.message
+    assert "`stamp` at line 2" in diagnostic.message
+    assert [(r.line, r.message) for r in diagnostic.related] == [(2, "`new Date()` in `stamp`")]

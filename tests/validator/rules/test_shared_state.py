@@ -102,6 +102,37 @@ INVALID = [
             next_="Counter.bump();",
         ),
     ),
+    Case(
+        "class-instance-method-writes-this",
+        workflow(
+            before="class Counter {\n  constructor() { this.n = 0; }\n"
+            "  inc() { this.n++; return this.n; } // here\n}\nconst counter = new Counter();",
+            next_="counter.inc(); // here",
+        ),
+    ),
+    Case(
+        "class-instance-method-pushes",
+        workflow(
+            before="class Log {\n  items = [];\n  add(x) { this.items.push(x); } // here\n}\n"
+            "const log = new Log();",
+            next_="log.add(prepared.data); // here",
+        ),
+    ),
+    Case(
+        "iife-closure-counter",
+        workflow(
+            before="const next = (() => {\n  let n = 0;\n  return () => ++n; // here\n})();",
+            next_="const k = next();",
+        ),
+    ),
+    Case(
+        "iife-closure-object",
+        workflow(
+            before="const ids = (function () {\n  const seen = new Set();\n"
+            "  return { remember(id) { seen.add(id); } }; // here\n})();",
+            next_="ids.remember(prepared.data.id);",
+        ),
+    ),
 ]
 
 VALID = [
@@ -155,6 +186,28 @@ VALID = [
         workflow(
             before="class Fmt { static money(n) { return `$${n}`; } }",
             next_="return { text: Fmt.money(prepared.total) };",
+        ),
+    ),
+    Case(
+        "class-instance-pure-methods",
+        workflow(
+            before="class Fmt {\n  money(x) { return x.toFixed(2); }\n}\nconst fmt = new Fmt();",
+            next_="const v = fmt.money(3);",
+        ),
+    ),
+    Case(
+        "iife-of-constants",
+        workflow(
+            before="const LIMITS = (() => {\n  const max = 3;\n"
+            "  return { max, twice: (x) => x * 2 };\n})();",
+            next_="const v = LIMITS.twice(LIMITS.max);",
+        ),
+    ),
+    Case(
+        "class-instance-in-handler",
+        workflow(
+            before="class Counter {\n  n = 0;\n  inc() { this.n++; }\n}",
+            next_="const c = new Counter();\nc.inc();",
         ),
     ),
 ]

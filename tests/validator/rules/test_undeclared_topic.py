@@ -45,6 +45,25 @@ INVALID = [
             next_="await ctx.publish(`outs`, { messageId: 'm', title: `t ${prepared}` }); // here"
         ),
     ),
+    Case(
+        "misspelt-template-constant",
+        workflow(
+            before="const NS = 'orders';\nconst SUBMITTED = `${NS}.submitted`;\nconst SHIPPED = `${NS}.` + 'shipped';\nconst TYPO = `${NS}.submited`;",
+            topics='"orders.submitted": {}, "orders.shipped": {}, "out": {}',
+            subscribe="[SUBMITTED]",
+            next_="await ctx.publish(TYPO, { messageId: 'm', title: `t ${prepared}` }); // here",
+        ),
+    ),
+    Case(
+        "misspelt-local-template",
+        workflow(
+            before="const NS = 'orders';\nconst SUBMITTED = `${NS}.submitted`;\nconst SHIPPED = `${NS}.` + 'shipped';",
+            topics='"orders.submitted": {}, "orders.shipped": {}, "out": {}',
+            subscribe="[SUBMITTED]",
+            prepare="const late = await ctx.peek(`${NS}.shiped`); // here\n"
+            "return { reservations: [], data: { late } };",
+        ),
+    ),
 ]
 
 VALID = [
@@ -73,6 +92,17 @@ VALID = [
         ),
     ),
     Case("string-mention", workflow(next_="console.log(\"ctx.publish('nowhere')\");")),
+    Case(
+        "template-constants",
+        workflow(
+            before="const NS = 'orders';\nconst SUBMITTED = `${NS}.submitted`;\nconst SHIPPED = `${NS}.` + 'shipped';",
+            topics='"orders.submitted": {}, "orders.shipped": {}, "out": {}',
+            subscribe="[SUBMITTED]",
+            prepare="const seen = await ctx.peek(`${NS}.shipped`);\n"
+            "return { reservations: [], data: { seen } };",
+            next_="await ctx.publish(SHIPPED, { messageId: 'm', title: `t ${prepared}` });",
+        ),
+    ),
 ]
 
 

@@ -84,6 +84,16 @@ INVALID = [
             before="let prep = async (ctx) => ({ reservations: [], data: {} });",
         ),
     ),
+    Case(
+        "template-of-a-variable",
+        script(
+            "consumers: { c: { subscribe: [TOPIC], // here\n"
+            "  async prepare(ctx) { return { reservations: [], data: {} }; },\n"
+            "  async mutate(ctx, prepared) {},\n"
+            "  async next(ctx, prepared) {} } },",
+            before="let NS = 'in';\nconst TOPIC = `${NS}`;",
+        ),
+    ),
 ]
 
 VALID = [
@@ -116,6 +126,17 @@ VALID = [
     Case(
         "workflow-in-const",
         "const wf = Keep.workflow({ topics: { in: {} }, producers: { p: async (ctx, state) => state } });\nexport default wf;\n",
+    ),
+    Case(
+        "template-constant-topics",
+        "const NS = 'orders';\nconst SUBMITTED = `${NS}.submitted`;\nconst SHIPPED = `${NS}.` + 'shipped';\n"
+        "export default Keep.workflow({\n"
+        "  topics: { [SUBMITTED]: {}, [SHIPPED]: {} },\n"
+        "  consumers: { c: { subscribe: [SUBMITTED], publishes: [SHIPPED],\n"
+        "    async prepare(ctx) { return { reservations: [], data: {} }; },\n"
+        "    async mutate(ctx, prepared) {},\n"
+        "    async next(ctx, prepared) {} } },\n"
+        "});\n",
     ),
 ]
 
