@@ -1,0 +1,121 @@
+"""result-shape: reads of fields that a ctx call's declared result does not have."""
+
+import pytest
+
+from tests.validator.cases import Case, assert_reports, assert_silent, workflow
+
+RULE = "result-shape"
+
+SEARCH = 'await ctx.gmail.search({ query: "invoice" })'
+ROWS = 'await ctx.sheets.listRows({ spreadsheetId: "s" })'
+PEEK = 'await ctx.peek("in")'
+RETURN = "return { reservations: [], data: {} };"
+
+INVALID = [
+    Case(
+        "wrapper-key-defaulted",
+        workflow(producer=f"const list = {SEARCH};\nconst ms = list.messages || []; // here"),
+    ),
+    Case(
+        "wrapper-key-iterated",
+        workflow(producer=f"const list = {SEARCH};\nfor (const m of list.messages) {{ // here\n}}"),
+    ),
+    Case(
+        "event-id-after-index",
+        workflow(
+            prepare=f"const events = {PEEK};\nconst e = events[0];\nconst id = e.id; // here\n{RETURN}"
+        ),
+    ),
+    Case(
+        "event-id-destructured",
+        workflow(prepare=f"const [e] = {PEEK};\nconst ids = [e.id]; // here\n{RETURN}"),
+    ),
+    Case(
+        "event-id-in-map-callback",
+        workflow(
+            prepare=f"const events = {PEEK};\nconst ids = events.map((e) => e.id); // here\n{RETURN}"
+        ),
+    ),
+    Case(
+        "event-field-in-object-pattern",
+        workflow(prepare=f"for (const {{ id, payload }} of {PEEK}) {{ // here\n}}\n{RETURN}"),
+    ),
+    Case(
+        "row-field-after-filter-and-find",
+        workflow(
+            producer=f"const rows = {ROWS};\nconst row = rows.filter((r) => r.values.length).find((r) => r.rowId);\nreturn row.cells; // here"
+        ),
+    ),
+    Case(
+        "get-by-ids-item",
+        workflow(
+            prepare='const [e] = await ctx.getByIds("in", ["a"]);\nconst t = e.name; // here\n'
+            + RETURN
+        ),
+    ),
+    Case(
+        "nullable-row",
+        workflow(
+            producer='const row = await ctx.sheets.getRow({ spreadsheetId: "s", rowId: "r" });\nreturn row?.row; // here'
+        ),
+    ),
+]
+
+VALID = [
+    Case(
+        "declared-fields",
+        workflow(
+            prepare=f"const [e] = {PEEK};\nconst d = [e.messageId, e.title, e.payload.any, e.createdAt, e.topic];\n{RETURN}"
+        ),
+    ),
+    Case(
+        "array-members",
+        workflow(
+            producer=f"const list = {SEARCH};\nreturn {{ n: list.length, first: list[0]?.id }};"
+        ),
+    ),
+    Case(
+        "plain-read-of-array-field-returned",
+        workflow(producer=f"const emails = {SEARCH};\nreturn {{ cursor: emails.lastCursor }};"),
+    ),
+    Case(
+        "open-message-extra-field",
+        workflow(producer=f"const [m] = {SEARCH};\nreturn {{ labels: m.labels }};"),
+    ),
+    Case(
+        "reassigned-let",
+        workflow(prepare=f"let e = ({PEEK})[0];\ne = {{ id: 1 }};\nconst x = e.id;\n{RETURN}"),
+    ),
+    Case(
+        "shadowed-name",
+        workflow(
+            prepare=f"const events = {PEEK};\n{{ const events = [{{ id: 1 }}]; console.log(events[0].id); }}\n{RETURN}"
+        ),
+    ),
+    Case(
+        "undeclared-result",
+        workflow(
+            producer='const j = await ctx.approvals.request({ to: "a@b.co", subject: "s" });\nreturn j.anything;'
+        ),
+    ),
+    Case(
+        "map-result-unknown",
+        workflow(
+            prepare=f"const ids = ({PEEK}).map((e) => ({{ id: e.messageId }}));\nconst x = ids[0].id;\n{RETURN}"
+        ),
+    ),
+    Case(
+        "not-awaited",
+        workflow(prepare=f'const p = ctx.peek("in");\nconst x = p.id;\n{RETURN}'),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", INVALID, ids=lambda c: c.id)
+def test_reports(case: Case) -> None:
+    assert_reports(RULE, case)
+
+
+@pytest.mark.parametrize("case", VALID, ids=lambda c: c.id)
+def test_silent(case: Case) -> None:
+    assert_silent(RULE, case)
