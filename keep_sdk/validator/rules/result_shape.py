@@ -12,7 +12,8 @@ own on an array result when the script uses what it reads as data (iterates it,
 reads from it, calls it, or defaults it with ``||``/``??``): ``list.messages || []``
 where ``ctx.gmail.search`` returns the array of messages itself. It stays silent
 where it is unsure: an open schema, an undeclared result, a name declared twice
-in the handler, a value that leaves the handler.
+in the handler, a value that leaves the handler. A mutation's value in ``mutate`` is
+never its result (``mutation-result-used`` reports any use of it).
 
 Why is this bad? The read is always ``undefined``: the script validates, runs and
 silently processes nothing (``(list.messages || []).length`` is 0 for every
@@ -195,13 +196,16 @@ def check(analysis: Analysis) -> Iterator[Finding]:
     seen: set[int] = set()
     walk = _Walk(analysis, seen)
     for call in analysis.calls:
-        if call.detached or call.via or call.node.id in seen:
+        if call.detached or call.is_mutation or len(call.via) > 1:
+            continue
+        start = call.node if not call.via else call.site
+        if start.id in seen or (call.via and not _returns_only(call.node)):
             continue
         value = _call_value(call, results)
-        if value is None or not _awaited(call.node):
+        if value is None or not _awaited(start):
             continue
-        seen.add(call.node.id)
-        yield from walk.uses(call.node, value, call.handler)
+        seen.add(start.id)
+        yield from walk.uses(start, value, call.handler)
 
 
 def _call_value(call: CapabilityCall, results: Mapping[tuple[str, str], Schema]) -> _Value | None:
@@ -227,6 +231,44 @@ def _awaited(node: Node) -> bool:
     while parent is not None and parent.type == "parenthesized_expression":
         parent = parent.parent
     return parent is not None and parent.type == "await_expression"
+
+
+_FUNCTIONS = frozenset(
+    {
+        "arrow_function",
+        "function_expression",
+        "function_declaration",
+        "method_definition",
+        "generator_function",
+        "generator_function_declaration",
+    }
+)
+
+
+def _returns_only(call: Node) -> bool:
+    """Whether `call` is what its function returns, and the function returns nothing else."""
+    node, parent = _value_parent(call)
+    if parent is None:
+        return False
+    if parent.type == "arrow_function":
+        return _is(parent.child_by_field_id(Field.BODY), node)
+    if parent.type != "return_statement":
+        return False
+    function = parent.parent
+    while function is not None and function.type not in _FUNCTIONS:
+        function = function.parent
+    if function is None:
+        return False
+    returns = 0
+    stack = list(function.children)
+    while stack:
+        current = stack.pop()
+        if current.type in _FUNCTIONS or current.type == "class_body":
+            continue
+        if current.type == "return_statement":
+            returns += 1
+        stack.extend(current.children)
+    return returns == 1
 
 
 def _value_parent(node: Node) -> tuple[Node, Node | None]:

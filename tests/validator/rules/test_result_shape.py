@@ -54,6 +54,20 @@ INVALID = [
         ),
     ),
     Case(
+        "helper-return",
+        workflow(
+            before='async function inbox(ctx) {\n  return await ctx.gmail.search({ query: "x" });\n}',
+            producer="const list = await inbox(ctx);\nreturn { n: (list.messages || []).length }; // here",
+        ),
+    ),
+    Case(
+        "arrow-helper-return",
+        workflow(
+            before='const pending = (ctx) => ctx.peek("in");',
+            prepare=f"const [e] = await pending(ctx);\nconst id = e.id; // here\n{RETURN}",
+        ),
+    ),
+    Case(
         "nullable-row",
         workflow(
             producer='const row = await ctx.sheets.getRow({ spreadsheetId: "s", rowId: "r" });\nreturn row?.row; // here'
@@ -102,6 +116,13 @@ VALID = [
         "map-result-unknown",
         workflow(
             prepare=f"const ids = ({PEEK}).map((e) => ({{ id: e.messageId }}));\nconst x = ids[0].id;\n{RETURN}"
+        ),
+    ),
+    Case(
+        "helper-with-two-returns",
+        workflow(
+            before='async function inbox(ctx, on) {\n  if (on) return { messages: [] };\n  return await ctx.gmail.search({ query: "x" });\n}',
+            producer="const list = await inbox(ctx, true);\nreturn { n: (list.messages || []).length };",
         ),
     ),
     Case(
