@@ -22,7 +22,7 @@ mailbox), or reserves and publishes ``undefined`` ids.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -327,6 +327,14 @@ class _Walk:
         self.analysis = analysis
         self.reported: set[int] = set()
         self.followed = seen
+        self.indexes: dict[int, _Index] = {}
+
+    def index(self, function: Node) -> _Index:
+        """The names of `function` (walked once per handler)."""
+        found = self.indexes.get(function.id)
+        if found is None:
+            found = self.indexes[function.id] = _index(function, self.analysis.text)
+        return found
 
     def uses(self, node: Node, value: _Value, handler: Handler) -> Iterator[Finding]:
         """Findings about how the value of expression `node` is used."""
@@ -448,9 +456,12 @@ class _Walk:
     def references(self, name: Node, value: _Value, handler: Handler) -> Iterator[Finding]:
         text = self.analysis.text(name)
         scope = _scope_of(name)
-        if scope is None or _declarations(handler.node, text) != 1:
+        index = self.index(handler.node)
+        if scope is None or index.declared.get(text, 0) != 1:
             return
-        for reference in _identifiers(scope, text):
+        for reference in index.names.get(text, ()):
+            if reference.start_byte < scope.start_byte or reference.end_byte > scope.end_byte:
+                continue
             if reference.id == name.id or reference.id in self.followed:
                 continue
             self.followed.add(reference.id)
@@ -562,33 +573,30 @@ def _scope_of(name: Node) -> Node | None:
     return None
 
 
-def _identifiers(root: Node, text: str) -> Iterator[Node]:
-    stack = [root]
-    encoded = text.encode()
+@dataclass
+class _Index:
+    """Every identifier of a function by name, and how often each name is declared or
+    assigned there."""
+
+    names: dict[str, list[Node]]
+    declared: dict[str, int]
+
+
+def _index(function: Node, text_of: Callable[[Node], str]) -> _Index:
+    index = _Index({}, {})
+    stack = [function]
     while stack:
         node = stack.pop()
-        if node.type == "identifier":
-            if node.text == encoded:
-                yield node
+        kind = node.type
+        if kind in ("identifier", "shorthand_property_identifier_pattern"):
+            text = text_of(node)
+            if kind == "identifier":
+                index.names.setdefault(text, []).append(node)
+            if kind == "shorthand_property_identifier_pattern" or _declares(node):
+                index.declared[text] = index.declared.get(text, 0) + 1
             continue
         stack.extend(node.children)
-
-
-def _declarations(root: Node, text: str) -> int:
-    """How often `text` is declared or assigned inside `root`; counting stops past 1."""
-    count = 0
-    stack = [root]
-    encoded = text.encode()
-    while stack and count < 2:
-        node = stack.pop()
-        kind = node.type
-        if node.text == encoded and (
-            kind == "shorthand_property_identifier_pattern"
-            or (kind == "identifier" and _declares(node))
-        ):
-            count += 1
-        stack.extend(node.children)
-    return count
+    return index
 
 
 def _declares(identifier: Node) -> bool:

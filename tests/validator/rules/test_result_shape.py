@@ -1,7 +1,11 @@
 """result-shape: reads of fields that a ctx call's declared result does not have."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from keep_sdk import validate
+from keep_sdk.contract.results import EVENT_SCHEMA
 from tests.validator.cases import Case, assert_reports, assert_silent, workflow
 
 RULE = "result-shape"
@@ -140,3 +144,90 @@ def test_reports(case: Case) -> None:
 @pytest.mark.parametrize("case", VALID, ids=lambda c: c.id)
 def test_silent(case: Case) -> None:
     assert_silent(RULE, case)
+
+
+EVENT_FIELDS = frozenset(EVENT_SCHEMA["properties"])
+ARRAY_OWN = frozenset(
+    [
+        "length",
+        "at",
+        "concat",
+        "copyWithin",
+        "entries",
+        "every",
+        "fill",
+        "filter",
+        "find",
+        "findIndex",
+        "findLast",
+        "findLastIndex",
+        "flat",
+        "flatMap",
+        "forEach",
+        "includes",
+        "indexOf",
+        "join",
+        "keys",
+        "lastIndexOf",
+        "map",
+        "pop",
+        "push",
+        "reduce",
+        "reduceRight",
+        "reverse",
+        "shift",
+        "slice",
+        "some",
+        "sort",
+        "splice",
+        "toLocaleString",
+        "toReversed",
+        "toSorted",
+        "toSpliced",
+        "toString",
+        "unshift",
+        "values",
+        "with",
+        "constructor",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+        "valueOf",
+    ]
+)
+"""What a JavaScript array has of its own (Array.prototype and Object.prototype)."""
+FIELD = st.one_of(
+    st.sampled_from(sorted(EVENT_FIELDS)),
+    st.from_regex(r"[a-z][A-Za-z]{0,7}", fullmatch=True),
+)
+EVENT_READS = [
+    'const [e] = await ctx.peek("in");\nconst x = e.FIELD;',
+    'const events = await ctx.peek("in");\nconst xs = events.map((e) => e.FIELD);',
+    'for (const e of await ctx.peek("in")) {\n  console.log(e.FIELD);\n}',
+    'const e = (await ctx.peek("in"))[0];\nconsole.log(e?.FIELD);',
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(field=FIELD, form=st.sampled_from(EVENT_READS))
+def test_an_event_read_is_reported_exactly_when_events_lack_the_field(
+    field: str, form: str
+) -> None:
+    source = workflow(prepare=form.replace("FIELD", field) + "\n" + RETURN)
+    report = validate(source)
+    assert "syntax-error" not in report.rules()
+    object_own = {"constructor", "toString", "valueOf", "hasOwnProperty", "isPrototypeOf"}
+    expected = field not in EVENT_FIELDS and field not in object_own | {"toLocaleString"}
+    assert (RULE in report.rules()) is expected, field
+
+
+@settings(max_examples=40, deadline=None)
+@given(field=FIELD)
+def test_a_defaulted_read_of_a_search_result_is_reported_exactly_when_arrays_lack_it(
+    field: str,
+) -> None:
+    source = workflow(
+        producer=f"const list = {SEARCH};\nconst xs = list.{field} || [];\nreturn state;"
+    )
+    report = validate(source)
+    assert (RULE in report.rules()) is (field not in ARRAY_OWN), field
