@@ -64,3 +64,16 @@ def test_a_manifest_without_results_still_loads() -> None:
             del op["result"]
     loaded = Manifest.model_validate(recorded)
     assert [op.result for op in loaded.connectors[0].operations] == [None, None]
+
+
+def test_keep_connectors_markdown_shows_what_a_builtin_operation_returns() -> None:
+    from click.testing import CliRunner
+
+    from keep_sdk.cli import cli
+
+    result = CliRunner().invoke(cli, ["connectors", "sheets.listRows", "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    returned = result.output.split("Returns:")[1]
+    assert '"rowId"' in returned
+    assert '"values"' in returned
+    assert '"messageId"' in result.output.split("Returns:")[0]
