@@ -375,6 +375,9 @@ class _Walk:
         if prop is None or prop.type != "property_identifier":
             return
         name = self.analysis.text(prop)
+        index = self.index(handler.node)
+        if index.opaque or name in index.written:
+            return
         items = _array(value.schema)
         if items is not None:
             if name in _ARRAY_MEMBERS:
@@ -580,14 +583,20 @@ class _Index:
 
     names: dict[str, list[Node]]
     declared: dict[str, int]
+    written: set[str]
+    """Property names the function assigns or deletes on any object (``x.id = ...``)."""
+    opaque: bool = False
+    """The function adds properties in ways not read here (``Object.assign``, ...)."""
 
 
 def _index(function: Node, text_of: Callable[[Node], str]) -> _Index:
-    index = _Index({}, {})
+    index = _Index({}, {}, set())
     stack = [function]
     while stack:
         node = stack.pop()
         kind = node.type
+        if kind == "member_expression":
+            _note_write(node, index, text_of)
         if kind in ("identifier", "shorthand_property_identifier_pattern"):
             text = text_of(node)
             if kind == "identifier":
@@ -597,6 +606,30 @@ def _index(function: Node, text_of: Callable[[Node], str]) -> _Index:
             continue
         stack.extend(node.children)
     return index
+
+
+_ADDERS = frozenset(
+    {"Object.assign", "Object.defineProperty", "Object.defineProperties", "Reflect.set"}
+)
+
+
+def _note_write(member: Node, index: _Index, text_of: Callable[[Node], str]) -> None:
+    prop = member.child_by_field_id(Field.PROPERTY)
+    if prop is None:
+        return
+    if text_of(member) in _ADDERS:
+        index.opaque = True
+        return
+    node, parent = _value_parent(member)
+    if parent is None:
+        return
+    kind = parent.type
+    target = kind in ("assignment_expression", "augmented_assignment_expression") and _is(
+        parent.child_by_field_id(Field.LEFT), node
+    )
+    deleted = kind == "unary_expression" and text_of(parent).startswith("delete")
+    if target or deleted or kind == "update_expression":
+        index.written.add(text_of(prop))
 
 
 def _declares(identifier: Node) -> bool:

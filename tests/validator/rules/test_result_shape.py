@@ -130,6 +130,18 @@ VALID = [
         ),
     ),
     Case(
+        "field-written-before-read",
+        workflow(
+            prepare=f"const events = {PEEK};\nevents.forEach((e) => {{ e.id = e.messageId; }});\nconst ids = events.map((e) => e.id);\n{RETURN}"
+        ),
+    ),
+    Case(
+        "object-assign",
+        workflow(
+            prepare=f"const [e] = {PEEK};\nObject.assign(e, {{ id: 1 }});\nconst x = e.id;\n{RETURN}"
+        ),
+    ),
+    Case(
         "not-awaited",
         workflow(prepare=f'const p = ctx.peek("in");\nconst x = p.id;\n{RETURN}'),
     ),
