@@ -12,8 +12,10 @@ own on an array result when the script uses what it reads as data (iterates it,
 reads from it, calls it, or defaults it with ``||``/``??``): ``list.messages || []``
 where ``ctx.gmail.search`` returns the array of messages itself. It stays silent
 where it is unsure: an open schema, an undeclared result, a name declared twice
-in the handler, a value that leaves the handler. A mutation's value in ``mutate`` is
-never its result (``mutation-result-used`` reports any use of it).
+in the handler, a value that leaves the handler, a property the handler writes or
+deletes anywhere (or adds with ``Object.assign``). A helper's value is followed when
+its only ``return`` is the ctx call. A mutation's value in ``mutate`` is never its
+result (``mutation-result-used`` reports any use of it).
 
 Why is this bad? The read is always ``undefined``: the script validates, runs and
 silently processes nothing (``(list.messages || []).length`` is 0 for every
