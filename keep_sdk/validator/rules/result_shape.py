@@ -14,7 +14,8 @@ where ``ctx.gmail.search`` returns the array of messages itself. It stays silent
 where it is unsure: an open schema, an undeclared result, a name declared twice
 in the handler, a value that leaves the handler, a property the handler writes or
 deletes anywhere (or adds with ``Object.assign``). A helper's value is followed when
-its only ``return`` is the ctx call. A mutation's value in ``mutate`` is never its
+its only ``return`` is the ctx call; ``mutationResult.result`` in ``next`` when the
+consumer's ``mutate`` calls one mutation only. A mutation's value in ``mutate`` is never its
 result (``mutation-result-used`` reports any use of it).
 
 Why is this bad? The read is always ``undefined``: the script validates, runs and
@@ -32,6 +33,7 @@ import tree_sitter
 
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.contract.results import TOPIC_RESULTS
+from keep_sdk.model import HandlerPhase
 from keep_sdk.validator._diagnostics import Severity
 from keep_sdk.validator.facts import Analysis, CapabilityCall, Handler
 from keep_sdk.validator.fields import Field
@@ -208,6 +210,58 @@ def check(analysis: Analysis) -> Iterator[Finding]:
             continue
         seen.add(start.id)
         yield from walk.uses(start, value, call.handler)
+    for handler in analysis.handlers:
+        if handler.phase is HandlerPhase.NEXT:
+            yield from _mutation_result(analysis, walk, handler, results)
+
+
+def _mutation_result(
+    analysis: Analysis,
+    walk: _Walk,
+    handler: Handler,
+    results: Mapping[tuple[str, str], Schema],
+) -> Iterator[Finding]:
+    """Reads of ``mutationResult.result`` in `next` when its consumer's ``mutate`` makes
+    one mutation only (one operation, wherever it is called)."""
+    targets = {
+        (call.connector, call.operation)
+        for call in analysis.calls
+        if call.is_mutation
+        and call.handler.phase is HandlerPhase.MUTATE
+        and call.handler.name == handler.name
+        and call.handler.kind is handler.kind
+    }
+    if len(targets) != 1:
+        return
+    [(connector, operation)] = targets
+    schema = results.get((connector or "", operation or ""))
+    parameter = _third_parameter(handler.node)
+    if schema is None or parameter is None:
+        return
+    name = analysis.text(parameter)
+    index = walk.index(handler.node)
+    if index.declared.get(name, 0) != 1:
+        return
+    value = _Value(schema, f"`{name}.result` (what `ctx.{connector}.{operation}` returned)")
+    for reference in index.names.get(name, ()):
+        node, parent = _value_parent(reference)
+        if parent is None or parent.type != "member_expression":
+            continue
+        if not _is(parent.child_by_field_id(Field.OBJECT), node):
+            continue
+        prop = parent.child_by_field_id(Field.PROPERTY)
+        if prop is not None and analysis.text(prop) == "result":
+            yield from walk.uses(parent, value, handler)
+
+
+def _third_parameter(function: Node) -> Node | None:
+    parameters = function.child_by_field_id(Field.PARAMETERS)
+    if parameters is None:
+        return None
+    named = [child for child in parameters.named_children if child.type != "comment"]
+    if len(named) < 3 or named[2].type != "identifier":
+        return None
+    return named[2]
 
 
 def _call_value(call: CapabilityCall, results: Mapping[tuple[str, str], Schema]) -> _Value | None:
@@ -497,8 +551,10 @@ class _Walk:
             hint = f"Events have {_listed(fields)}."
         elif value.what.startswith("an item of "):
             hint = f"Items of {value.what[len('an item of ') :]} have {_listed(fields)}."
-        else:
+        elif value.what.startswith("`ctx."):
             hint = f"{value.what} returns an object with {_listed(fields)}."
+        else:
+            hint = f"{value.what} has {_listed(fields)}."
         arguments = {
             "expression": self.analysis.text(node),
             "property": name,

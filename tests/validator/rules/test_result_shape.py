@@ -72,6 +72,13 @@ INVALID = [
         ),
     ),
     Case(
+        "mutation-result-in-next",
+        workflow(
+            mutate='await ctx.sheets.appendRow({ spreadsheetId: "s", values: [1] });',
+            next_="const row = mutationResult.result;\nreturn { last: row.id }; // here",
+        ),
+    ),
+    Case(
         "nullable-row",
         workflow(
             producer='const row = await ctx.sheets.getRow({ spreadsheetId: "s", rowId: "r" });\nreturn row?.row; // here'
@@ -139,6 +146,20 @@ VALID = [
         "object-assign",
         workflow(
             prepare=f"const [e] = {PEEK};\nObject.assign(e, {{ id: 1 }});\nconst x = e.id;\n{RETURN}"
+        ),
+    ),
+    Case(
+        "mutation-result-declared-field",
+        workflow(
+            mutate='await ctx.sheets.appendRow({ spreadsheetId: "s", values: [1] });',
+            next_="return { last: mutationResult.result?.rowId, n: mutationResult.result.rowNumber };",
+        ),
+    ),
+    Case(
+        "two-possible-mutations",
+        workflow(
+            mutate='if (prepared.data.a) {\n  await ctx.sheets.appendRow({ spreadsheetId: "s", values: [1] });\n} else {\n  await ctx.slack.postMessage({ channel: "#ops", text: "x" });\n}',
+            next_="return { ts: mutationResult.result?.ts };",
         ),
     ),
     Case(
