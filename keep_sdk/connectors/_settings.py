@@ -9,7 +9,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from keep_sdk.connectors.configured import OperationSpec, check_arguments_schema
+from keep_sdk.connectors.configured import (
+    OperationSpec,
+    check_arguments_schema,
+    check_result_schema,
+)
 from keep_sdk.model import OperationKind
 
 __all__ = [
@@ -44,10 +48,21 @@ class OperationSettings(Settings):
         description="JSON Schema of the argument object (additionalProperties false by default).",
     )
 
+    result: dict[str, Any] | None = Field(
+        default=None,
+        description="JSON Schema of what the operation returns; `keep connectors` shows it "
+        "and the validator checks the fields scripts read from it. Default: not declared.",
+    )
+
     @field_validator("arguments")
     @classmethod
     def _schema(cls, value: dict[str, Any]) -> dict[str, Any]:
         return check_arguments_schema(value)
+
+    @field_validator("result")
+    @classmethod
+    def _result_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if value is None else check_result_schema(value)
 
     def required_arguments(self) -> set[str]:
         """Names the schema requires."""
@@ -62,6 +77,7 @@ class OperationSettings(Settings):
             arguments=self.arguments,
             description=self.description,
             reconcilable=reconcilable,
+            result=self.result,
         )
 
 

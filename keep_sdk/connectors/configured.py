@@ -34,6 +34,7 @@ __all__ = [
     "OperationSpec",
     "SchemaOperation",
     "check_arguments_schema",
+    "check_result_schema",
 ]
 
 
@@ -57,6 +58,15 @@ def check_arguments_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return closed
 
 
+def check_result_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """`schema` as a result schema: any valid JSON Schema. Raises ``ValueError`` saying why not."""
+    try:
+        Draft202012Validator.check_schema(dict(schema))
+    except SchemaError as exc:
+        raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
+    return dict(schema)
+
+
 def _where(path: Sequence[Any]) -> str:
     out = ""
     for part in path:
@@ -76,6 +86,7 @@ class SchemaOperation(Operation[JsonArguments]):
         schema: Mapping[str, Any],
         name: str,
         description: str = "",
+        result: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(
             func,
@@ -84,6 +95,7 @@ class SchemaOperation(Operation[JsonArguments]):
             args=JsonArguments,
             name=name,
             description=description,
+            result=result,
         )
         self.schema = check_arguments_schema(schema)
         self._validator = Draft202012Validator(self.schema)
@@ -127,6 +139,7 @@ class SchemaOperation(Operation[JsonArguments]):
             permission=self.permission,
             description=self.description,
             arguments=self.schema,
+            result=self.result_schema,
             reconcilable=self.reconcilable,
             durable=self.declaration if self.kind is OperationKind.DURABLE else None,
         )
@@ -142,6 +155,7 @@ class OperationSpec:
     arguments: Mapping[str, Any]
     description: str = ""
     reconcilable: bool = False
+    result: Mapping[str, Any] | None = None
 
 
 def _redacted_json(value: JsonValue, redact: Redactor) -> JsonValue:
@@ -194,6 +208,7 @@ class ConfiguredConnector(Connector):
                 schema=spec.arguments,
                 name=spec.name,
                 description=spec.description,
+                result=spec.result,
             )
             if spec.reconcilable and spec.kind is OperationKind.MUTATION:
                 op.reconciler(_reconciler(spec.name))

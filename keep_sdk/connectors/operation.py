@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import MethodType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -38,7 +38,9 @@ class Operation(Generic[ArgsT]):
     invocation)``, the same answers) and ``@<operation>.canceller`` (``cancel(self,
     args, *, invocation)``, best-effort). `key_fields` names argument fields that join
     the correlation key (002 §3 ``idempotency.key_fields``); `timeout` is the
-    park timeout as an ISO 8601 duration (``"P14D"``).
+    park timeout as an ISO 8601 duration (``"P14D"``). `result` is the JSON Schema of
+    what the operation returns to the script (a durable operation: what it completes
+    with); the manifest shows it and the validator checks what scripts read from it.
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class Operation(Generic[ArgsT]):
         description: str | None = None,
         key_fields: tuple[str, ...] = (),
         timeout: str | None = None,
+        result: Mapping[str, Any] | None = None,
     ) -> None:
         if not permission or "." not in permission:
             raise InternalError(
@@ -76,6 +79,7 @@ class Operation(Generic[ArgsT]):
             )
         self.key_fields = tuple(key_fields)
         self.timeout = timeout
+        self.result_schema: dict[str, Any] | None = None if result is None else dict(result)
         if timeout is not None:
             from keep_sdk.contract.durable import parse_duration
 
@@ -170,6 +174,7 @@ class Operation(Generic[ArgsT]):
             permission=self.permission,
             description=self.description,
             arguments=self.args_model.model_json_schema(by_alias=True),
+            result=self.result_schema,
             reconcilable=self.reconcilable,
             durable=self.declaration if self.kind is OperationKind.DURABLE else None,
         )
@@ -191,13 +196,15 @@ def operation(
     description: str | None = None,
     key_fields: tuple[str, ...] = (),
     timeout: str | None = None,
+    result: Mapping[str, Any] | None = None,
 ) -> Callable[[Handler], Operation[ArgsT]]:
     """Declare a connector method as an operation scripts may call.
 
     `name` is the JS name (default: the method name in camelCase), `kind` one of
     ``read``, ``read_by_id``, ``mutation``, ``durable``, `permission` what a
     workflow must be granted, `args` the pydantic model of the single argument
-    object; a durable operation may declare `key_fields` and a `timeout`.
+    object; a durable operation may declare `key_fields` and a `timeout`; `result` is
+    the JSON Schema of what it returns (shown in the manifest, checked by the validator).
     """
 
     def decorate(func: Handler) -> Operation[ArgsT]:
@@ -210,6 +217,7 @@ def operation(
             description=description,
             key_fields=key_fields,
             timeout=timeout,
+            result=result,
         )
 
     return decorate

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keep_sdk.contract.results import EVENT_SCHEMA
 from keep_sdk.errors import UnknownConnector, UnknownOperation
 from keep_sdk.model import OperationKind
 
@@ -37,6 +38,11 @@ class OperationManifest(_Frozen):
     permission: str = Field(description="Permission a workflow needs granted to call it.")
     description: str = ""
     arguments: dict[str, Any] = Field(description="JSON Schema of the one argument object.")
+    result: dict[str, Any] | None = Field(
+        default=None,
+        description="JSON Schema of what the call returns to the script (for a durable "
+        "operation: the result it completes with); None: not declared.",
+    )
     reconcilable: bool = Field(
         default=False, description="Mutations only: the host can check an uncertain outcome."
     )
@@ -120,6 +126,13 @@ class Manifest(_Frozen):
             "Kinds: `read` and `read_by_id` are allowed in producer handlers and `prepare`;",
             "a `mutation` is allowed only in `mutate`, at most once, as its last statement,",
             "and its return value is not available there (use `mutationResult` in `next`).",
+            "Under each operation, `Returns` is the JSON Schema of what the call resolves to",
+            "(for a mutation or a durable operation: `mutationResult.result` in `next`).",
+            "`ctx.peek(topic)` and `ctx.getByIds(topic, ids)` resolve to an array of events:",
+            "",
+            "```json",
+            json.dumps(EVENT_SCHEMA, indent=2, sort_keys=True),
+            "```",
             "",
         ]
         for connector in self.connectors:
@@ -139,11 +152,22 @@ class Manifest(_Frozen):
                     lines.append(f"- {op.description}")
                 lines += [
                     "",
+                    "Arguments:",
+                    "",
                     "```json",
                     json.dumps(op.arguments, indent=2, sort_keys=True),
                     "```",
                     "",
                 ]
+                if op.result is not None:
+                    lines += [
+                        "Returns:",
+                        "",
+                        "```json",
+                        json.dumps(op.result, indent=2, sort_keys=True),
+                        "```",
+                        "",
+                    ]
         return "\n".join(lines).rstrip() + "\n"
 
 

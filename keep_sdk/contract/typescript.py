@@ -186,13 +186,14 @@ def _connector(connector: ConnectorManifest, mutate_reads: MutateReads) -> str:
         title = _pascal(op.name)
         out.append(_doc([f"Arguments of `ctx.{connector.name}.{op.name}`."], "    "))
         out.append(f"    type {title}Arguments = {schema_type(op.arguments, indent='    ')};\n")
-        out.append(
-            _doc(
-                [f"What `ctx.{connector.name}.{op.name}` returns (not declared by the connector)."],
-                "    ",
-            )
-        )
-        out.append(f"    type {title}Result = any;\n")
+        if op.result is None:
+            said = f"What `ctx.{connector.name}.{op.name}` returns (not declared by the connector)."
+            written = "any"
+        else:
+            said = f"What `ctx.{connector.name}.{op.name}` returns."
+            written = schema_type(op.result, indent="    ")
+        out.append(_doc([said], "    "))
+        out.append(f"    type {title}Result = {written};\n")
     for phase in HandlerPhase:
         allowed = allowed_kinds(phase, mutate_reads)
         ops = [op for op in connector.operations if op.kind in allowed]

@@ -29,6 +29,7 @@ CATALOG = {
     "mutation-in-try": Severity.ERROR,
     "unknown-operation": Severity.ERROR,
     "invalid-arguments": Severity.ERROR,
+    "result-shape": Severity.ERROR,
     "dynamic-capability": Severity.ERROR,
     "implicit-code": Severity.ERROR,
     "forbidden-global": Severity.ERROR,

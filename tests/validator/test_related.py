@@ -177,7 +177,7 @@ def test_second_mutation_through_a_helper_names_the_helper_and_the_first_call() 
 
 def test_code_in_the_catch_is_related_to_the_mutation_in_try() -> None:
     source = workflow(
-        mutate="try {\n  await ctx.gmail.send({ to: 'a', subject: 's', body: 'b' });\n"
+        mutate="try {\n  await ctx.gmail.send({ to: 'a@example.com', subject: 's', body: 'b' });\n"
         "} catch (e) {\n  console.log(e);\n}"
     )
     report = validate(source)
@@ -189,7 +189,7 @@ def test_code_in_the_catch_is_related_to_the_mutation_in_try() -> None:
 def test_a_rule_run_alone_still_reports_what_another_would_absorb() -> None:
     """Absorbing needs the absorbing rule: without mutation-in-try, the catch code is reported."""
     source = workflow(
-        mutate="try {\n  await ctx.gmail.send({ to: 'a', subject: 's', body: 'b' });\n"
+        mutate="try {\n  await ctx.gmail.send({ to: 'a@example.com', subject: 's', body: 'b' });\n"
         "} catch (e) {\n  console.log(e);\n}"
     )
     alone = [r for r in BUILTIN_RULES if r.id == "code-after-mutation"]
@@ -200,7 +200,7 @@ def test_a_rule_run_alone_still_reports_what_another_would_absorb() -> None:
 def test_code_after_on_several_paths_is_one_diagnostic() -> None:
     source = workflow(
         mutate="if (prepared.data.a) {\n"
-        "  await ctx.gmail.send({ to: 'a', subject: 's', body: 'b' });\n"
+        "  await ctx.gmail.send({ to: 'a@example.com', subject: 's', body: 'b' });\n"
         "} else {\n  await ctx.slack.postMessage({ channel: '#c', text: 't' });\n}\n"
         "console.log('done');"
     )
@@ -213,7 +213,7 @@ def test_code_after_on_several_paths_is_one_diagnostic() -> None:
 
 def test_related_locations_in_text_json_and_sarif() -> None:
     source = workflow(
-        mutate="await ctx.gmail.send({ to: 'a', subject: 's', body: 'b' });\n"
+        mutate="await ctx.gmail.send({ to: 'a@example.com', subject: 's', body: 'b' });\n"
         "await ctx.slack.postMessage({ channel: '#c', text: 't' });"
     )
     report = validate(source, filename="two.js")

@@ -46,6 +46,7 @@ class Approvals(ServiceDouble):
         permission="approvals.request",
         args=ApprovalRequest,
         timeout="P14D",
+        result={"description": "The answer the person's notification carries: any JSON value."},
     )
     def request(self, args: ApprovalRequest, *, invocation: InvocationContext) -> Pending:
         """Send a request to a person; completes when their answer is notified."""

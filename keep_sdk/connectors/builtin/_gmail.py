@@ -11,7 +11,7 @@ from keep_sdk.connectors.builtin._double import Doc, ServiceDouble
 from keep_sdk.connectors.operation import operation
 from keep_sdk.model import OperationKind, ReconcileOutcome
 
-__all__ = ["Gmail", "GmailSearch", "GmailSend", "MessageRef"]
+__all__ = ["MESSAGE_SCHEMA", "Gmail", "GmailSearch", "GmailSend", "MessageRef"]
 
 
 class _Args(BaseModel):
@@ -49,6 +49,24 @@ class GmailSend(_Args):
     in_reply_to: str | None = Field(default=None, description="Id of the message answered.")
 
 
+_TEXT = {"type": "string"}
+
+MESSAGE_SCHEMA = {
+    "type": "object",
+    "description": "A received message; seed data may give it more fields.",
+    "properties": {
+        "id": {**_TEXT, "description": "Its id (`ctx.gmail.getById`)."},
+        "from": _TEXT,
+        "to": _TEXT,
+        "subject": _TEXT,
+        "body": _TEXT,
+        "receivedAt": {**_TEXT, "description": "ISO 8601 time it was received."},
+    },
+    "required": ["id", "from", "subject", "body", "receivedAt"],
+}
+"""A message as ``search`` and ``getById`` return it (open: seeds may add fields)."""
+
+
 def _matches(message: Doc, query: str | None) -> bool:
     if not query:
         return True
@@ -74,7 +92,12 @@ class Gmail(ServiceDouble):
     def empty_state(cls) -> Doc:
         return {"effects": [], "messages": [], "sent": []}
 
-    @operation(kind=OperationKind.READ, permission="gmail.read", args=GmailSearch)
+    @operation(
+        kind=OperationKind.READ,
+        permission="gmail.read",
+        args=GmailSearch,
+        result={"type": "array", "items": MESSAGE_SCHEMA},
+    )
     def search(self, args: GmailSearch) -> JsonValue:
         """Messages matching the query, oldest first; each has id, from, to, subject, body,
         receivedAt."""
@@ -90,7 +113,11 @@ class Gmail(ServiceDouble):
         return self._read("search", read)
 
     @operation(
-        kind=OperationKind.READ_BY_ID, permission="gmail.read", args=MessageRef, name="getById"
+        kind=OperationKind.READ_BY_ID,
+        permission="gmail.read",
+        args=MessageRef,
+        name="getById",
+        result={"anyOf": [MESSAGE_SCHEMA, {"type": "null"}]},
     )
     def get_by_id(self, args: MessageRef) -> JsonValue:
         """One received message by id, or null when there is none."""
@@ -100,7 +127,17 @@ class Gmail(ServiceDouble):
 
         return self._read("getById", read)
 
-    @operation(kind=OperationKind.MUTATION, permission="gmail.send", args=GmailSend)
+    @operation(
+        kind=OperationKind.MUTATION,
+        permission="gmail.send",
+        args=GmailSend,
+        result={
+            "type": "object",
+            "properties": {"id": _TEXT, "threadId": _TEXT},
+            "required": ["id", "threadId"],
+            "additionalProperties": False,
+        },
+    )
     def send(self, args: GmailSend, *, idempotency_key: str) -> JsonValue:
         """Send a message; returns {id, threadId}."""
         params = args.model_dump(mode="json", by_alias=True)

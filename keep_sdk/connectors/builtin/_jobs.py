@@ -36,7 +36,21 @@ class Jobs(ServiceDouble):
     def empty_state(cls) -> Doc:
         return {"effects": [], "jobs": {}, "pendingPolls": 2, "failing": []}
 
-    @operation(kind=OperationKind.DURABLE, permission="jobs.submit", args=JobSubmit, timeout="P1D")
+    @operation(
+        kind=OperationKind.DURABLE,
+        permission="jobs.submit",
+        args=JobSubmit,
+        timeout="P1D",
+        result={
+            "type": "object",
+            "properties": {
+                "job": {"type": "string", "description": "The job's id."},
+                "output": {"description": "What the job produced (the double: its input)."},
+            },
+            "required": ["job", "output"],
+            "additionalProperties": False,
+        },
+    )
     def submit(self, args: JobSubmit, *, invocation: InvocationContext) -> Pending:
         """Submit a job; the host polls it until it is done."""
         params = args.model_dump(mode="json", by_alias=True)

@@ -12,10 +12,29 @@ from keep_sdk.connectors.operation import operation
 from keep_sdk.errors import PreconditionFailed
 from keep_sdk.model import OperationKind, ReconcileOutcome
 
-__all__ = ["AppendRow", "ListRows", "RowRef", "Sheets", "UpdateRow"]
+__all__ = ["ROW_SCHEMA", "AppendRow", "ListRows", "RowRef", "Sheets", "UpdateRow"]
 
 Cell = str | int | float | bool | None
 SheetId = Annotated[str, Field(min_length=1)]
+
+
+_TEXT = {"type": "string"}
+
+ROW_SCHEMA = {
+    "type": "object",
+    "description": "A row: its id and its cells in column order.",
+    "properties": {
+        "rowId": {**_TEXT, "description": "Its id (`ctx.sheets.getRow`, `updateRow`)."},
+        "values": {
+            "type": "array",
+            "items": {"type": ["string", "number", "boolean", "null"]},
+            "description": "Its cells, first column first.",
+        },
+    },
+    "required": ["rowId", "values"],
+    "additionalProperties": False,
+}
+"""A row as ``listRows`` and ``getRow`` return it."""
 
 
 class _Args(BaseModel):
@@ -72,7 +91,12 @@ class Sheets(ServiceDouble):
     def empty_state(cls) -> Doc:
         return {"effects": [], "spreadsheets": {}}
 
-    @operation(kind=OperationKind.READ, permission="sheets.read", args=ListRows)
+    @operation(
+        kind=OperationKind.READ,
+        permission="sheets.read",
+        args=ListRows,
+        result={"type": "array", "items": ROW_SCHEMA},
+    )
     def list_rows(self, args: ListRows) -> JsonValue:
         """Rows of a spreadsheet in order; each is {rowId, values}."""
 
@@ -85,7 +109,12 @@ class Sheets(ServiceDouble):
 
         return self._read("listRows", read)
 
-    @operation(kind=OperationKind.READ_BY_ID, permission="sheets.read", args=RowRef)
+    @operation(
+        kind=OperationKind.READ_BY_ID,
+        permission="sheets.read",
+        args=RowRef,
+        result={"anyOf": [ROW_SCHEMA, {"type": "null"}]},
+    )
     def get_row(self, args: RowRef) -> JsonValue:
         """One row by id, or null."""
 
@@ -96,7 +125,17 @@ class Sheets(ServiceDouble):
 
         return self._read("getRow", read)
 
-    @operation(kind=OperationKind.MUTATION, permission="sheets.write", args=AppendRow)
+    @operation(
+        kind=OperationKind.MUTATION,
+        permission="sheets.write",
+        args=AppendRow,
+        result={
+            "type": "object",
+            "properties": {"rowId": _TEXT, "rowNumber": {"type": "integer", "minimum": 1}},
+            "required": ["rowId", "rowNumber"],
+            "additionalProperties": False,
+        },
+    )
     def append_row(self, args: AppendRow, *, idempotency_key: str) -> JsonValue:
         """Append a row; returns {rowId, rowNumber}."""
         params = args.model_dump(mode="json", by_alias=True)
@@ -113,7 +152,17 @@ class Sheets(ServiceDouble):
     def reconcile_append_row(self, args: AppendRow, idempotency_key: str) -> ReconcileOutcome:
         return self._reconcile_by_key("appendRow", idempotency_key)
 
-    @operation(kind=OperationKind.MUTATION, permission="sheets.write", args=UpdateRow)
+    @operation(
+        kind=OperationKind.MUTATION,
+        permission="sheets.write",
+        args=UpdateRow,
+        result={
+            "type": "object",
+            "properties": {"rowId": _TEXT},
+            "required": ["rowId"],
+            "additionalProperties": False,
+        },
+    )
     def update_row(self, args: UpdateRow, *, idempotency_key: str) -> JsonValue:
         """Replace a row's values; returns {rowId}."""
         params = args.model_dump(mode="json", by_alias=True)

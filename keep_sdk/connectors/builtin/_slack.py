@@ -34,7 +34,17 @@ class Slack(ServiceDouble):
     def empty_state(cls) -> Doc:
         return {"effects": [], "channels": {}}
 
-    @operation(kind=OperationKind.MUTATION, permission="slack.write", args=PostMessage)
+    @operation(
+        kind=OperationKind.MUTATION,
+        permission="slack.write",
+        args=PostMessage,
+        result={
+            "type": "object",
+            "properties": {"channel": {"type": "string"}, "ts": {"type": "string"}},
+            "required": ["channel", "ts"],
+            "additionalProperties": False,
+        },
+    )
     def post_message(self, args: PostMessage, *, idempotency_key: str) -> JsonValue:
         """Post a message; returns {channel, ts}."""
         params = args.model_dump(mode="json", by_alias=True)

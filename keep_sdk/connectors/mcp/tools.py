@@ -83,6 +83,7 @@ class ToolOperation(Operation[ToolArguments]):
             args=ToolArguments,
             name=name,
             description=tool.description or tool.title or "",
+            result=_output_schema(tool),
         )
         self.tool_name = tool.name
         self.schema: dict[str, Any] = json.loads(json.dumps(tool.inputSchema))
@@ -121,8 +122,22 @@ class ToolOperation(Operation[ToolArguments]):
             permission=self.permission,
             description=self.description,
             arguments=self.schema,
+            result=self.result_schema,
             reconcilable=self.reconcilable,
         )
+
+
+def _output_schema(tool: Tool) -> dict[str, Any] | None:
+    """The tool's outputSchema when the server gives a valid one, else None (not declared)."""
+    schema = getattr(tool, "outputSchema", None)
+    if not isinstance(schema, dict):
+        return None
+    copied: dict[str, Any] = json.loads(json.dumps(schema))
+    try:
+        jsonschema.validators.validator_for(copied).check_schema(copied)
+    except jsonschema.SchemaError:
+        return None
+    return copied
 
 
 def default_kind(tool: Tool) -> OperationKind:

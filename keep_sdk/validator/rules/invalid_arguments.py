@@ -5,9 +5,14 @@ What it does: reads the object literal passed as the argument of
 connector manifest gives for the operation's argument: a key the schema does
 not allow (with the closest allowed key), a required key that is missing, and
 a literal value (string, number, boolean, null, array, object) of the wrong
-type. Values computed at run time and literals with spreads or computed keys
-are checked only as far as they can be read. A required key that a misspelled
-key resembles is reported once, as the misspelling.
+type. A value written wholly as a literal (strings without escapes, numbers,
+booleans, null, and arrays and objects of those) is also checked against the
+whole schema of its key: ``pattern``, ``minLength``, ``minItems``, ``minimum``,
+``enum``, ``format``, nested objects (``channel: "#Sales Team"`` against a channel
+pattern, ``values: []`` against ``minItems: 1``). Values computed at run time and
+literals with spreads or computed keys are checked only as far as they can be
+read. A required key that a misspelled key resembles is reported once, as the
+misspelling.
 
 Why is this bad? The host validates the arguments against the same schema and
 refuses the call at run time: the run fails as a logic error after the
@@ -18,10 +23,13 @@ not even an error at run time in connectors that ignore it.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import tree_sitter
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.validator._diagnostics import Severity
@@ -53,6 +61,7 @@ META = RuleMeta(
         "unknown-key": "`ctx.{target}` takes no argument `{key}`{suggestion}",
         "missing-key": "`ctx.{target}` requires the argument `{key}`",
         "wrong-type": "the argument `{key}` of `ctx.{target}` must be {expected}, not {actual}",
+        "schema": "the argument `{key}` of `ctx.{target}` breaks its schema: {problem}",
     },
     hint="Pass the arguments `ctx.{target}` declares: {allowed}.",
     hints={
@@ -61,6 +70,10 @@ META = RuleMeta(
             "(run `keep connectors` to see each argument's type)."
         ),
         "wrong-type": "Pass {expected} as `{key}` (convert it with String(...), Number(...)...).",
+        "schema": (
+            "Pass a `{key}` that `ctx.{target}` accepts: {rule} (run `keep connectors` to see "
+            "its schema)."
+        ),
     },
 )
 
@@ -151,11 +164,132 @@ def _check_object(
                 common = _common(call, properties, required)
                 arguments = {**common, "key": key, "expected": expected, "actual": actual}
                 yield Finding("wrong-type", value, arguments, call.handler)
+                continue
+            broken = _schema_problem(analysis, value, properties[key], schema)
+            if broken is not None:
+                common = _common(call, properties, required)
+                problem_text, rule_text = broken
+                arguments = {**common, "key": key, "problem": problem_text, "rule": rule_text}
+                yield Finding("schema", value, arguments, call.handler)
     if complete:
         for key in required:
             if key not in present and key not in misspelled:
                 arguments = {**_common(call, properties, required), "key": key}
                 yield Finding("missing-key", literal, arguments, call.handler)
+
+
+_UNREAD = object()
+"""What `_literal` answers for a node that is not wholly a literal."""
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def _schema_problem(
+    analysis: Analysis, value: Node, schema: Mapping[str, Any], root: Mapping[str, Any]
+) -> tuple[str, str] | None:
+    """The first way the literal `value` breaks `schema` (refs resolved in `root`): what is
+    wrong and the rule it breaks; None when it holds or is not wholly a literal."""
+    literal = _literal(analysis, value)
+    if literal is _UNREAD:
+        return None
+    validator = _validator(
+        {**schema, **{k: root[k] for k in ("$defs", "definitions") if k in root}}
+    )
+    if validator is None:
+        return None
+    error = next(iter(validator.iter_errors(literal)), None)
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    message = str(error.message)
+    if len(message) > 160:
+        message = message[:157] + "..."
+    rule = f"{error.validator} {json.dumps(error.validator_value)}"
+    if len(rule) > 120:
+        rule = str(error.validator)
+    return (f"{where[1:] + ': ' if where else ''}{message}", rule)
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    text = json.dumps(schema, sort_keys=True, default=str)
+    cached = _VALIDATORS.get(text)
+    if cached is None:
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError:
+            return None
+        cached = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        if len(_VALIDATORS) > 256:
+            _VALIDATORS.clear()
+        _VALIDATORS[text] = cached
+    return cached
+
+
+def _literal(analysis: Analysis, node: Node) -> Any:
+    """The JSON value `node` writes when it is wholly a literal, else `_UNREAD`."""
+    node = _unwrapped(node)
+    kind = node.type
+    if kind in ("true", "false"):
+        return kind == "true"
+    if kind == "null":
+        return None
+    if kind in ("string", "template_string"):
+        parts = [_piece(analysis.text(child), child.type) for child in node.named_children]
+        return _UNREAD if any(part is None for part in parts) else "".join(map(str, parts))
+    if kind == "number":
+        return _number(analysis.text(node))
+    if kind == "array":
+        items = [_literal(analysis, child) for child in node.named_children]
+        return _UNREAD if any(item is _UNREAD for item in items) else items
+    if kind == "object":
+        found: dict[str, Any] = {}
+        for entry in node.named_children:
+            if entry.type != "pair":
+                return _UNREAD
+            key = _key(analysis, entry.child_by_field_id(Field.KEY))
+            inner = entry.child_by_field_id(Field.VALUE)
+            if key is None or inner is None:
+                return _UNREAD
+            found[key] = _literal(analysis, inner)
+            if found[key] is _UNREAD:
+                return _UNREAD
+        return found
+    return _UNREAD
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
+
+
+def _piece(text: str, kind: str) -> str | None:
+    """The characters a string literal's fragment or escape sequence stands for, or None."""
+    if kind == "string_fragment":
+        return text
+    if kind != "escape_sequence" or len(text) < 2:
+        return None
+    body = text[1:]
+    if body in _ESCAPES:
+        return _ESCAPES[body]
+    if body[0] in "uUx":
+        digits = body[2:-1] if body.startswith("u{") else body[1:]
+        try:
+            return chr(int(digits, 16))
+        except ValueError:
+            return None
+    return (
+        body if len(body) == 1 and not body.isalnum() and body not in "\r\n\u2028\u2029" else None
+    )
+
+
+def _number(text: str) -> Any:
+    text = text.replace("_", "")
+    try:
+        return (
+            int(text, 0)
+            if text[:2].lower() in ("0x", "0o", "0b") or text.isdigit()
+            else (float(text))
+        )
+    except ValueError:
+        return _UNREAD
 
 
 def _common(
