@@ -44,23 +44,7 @@ def test_the_original_script_is_refused_as_legacy_format(path: Path) -> None:
     assert "legacy-format" in {d.rule for d in report.errors}
 
 
-UNREWRITTEN_RESULT_USES = pytest.mark.xfail(
-    strict=True,
-    reason="keep migrate rewrites Gmail.api users.messages.list to ctx.gmail.search but leaves "
-    "`list.messages`, which result-shape now reports (issue 30 part 4 rewrites or flags the use)",
-)
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(p, marks=UNREWRITTEN_RESULT_USES)
-        if p.stem in ("01_email_to_sheet", "06_publish_many_topics")
-        else p
-        for p in LEGACY
-    ],
-    ids=lambda p: p.stem,
-)
+@pytest.mark.parametrize("path", LEGACY, ids=lambda p: p.stem)
 def test_the_migrated_script_is_clean_or_reports_exactly_what_the_todos_say(path: Path) -> None:
     migration = migrate(path.read_text(), name=path.stem)
     report = validate(migration.source, filename=path.name)
@@ -91,7 +75,6 @@ def test_migrating_twice_changes_nothing_more(path: Path) -> None:
     assert [n.message for n in twice.notes if n.todo] == [n.message for n in once.notes if n.todo]
 
 
-@UNREWRITTEN_RESULT_USES
 def test_a_fully_mapped_script_is_rewritten_call_by_call() -> None:
     source = (ROOT / "fixtures" / "legacy" / "01_email_to_sheet.js").read_text()
     migrated = migrate(source, name="invoices").source
