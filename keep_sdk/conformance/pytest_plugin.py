@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CAPABILITY_PROPERTY",
     "CERTIFICATE_OPTION",
+    "DECLARES_PROPERTY",
     "STORE_URL_OPTION",
     "SUITE_PROPERTY",
     "THOROUGH_OPTION",
@@ -35,6 +36,10 @@ CERTIFICATE_OPTION = "--keep-certificate"
 
 SUITE_PROPERTY = "keep_store_suite"
 """User property every store-suite test carries: the name of its test class."""
+
+DECLARES_PROPERTY = "keep_declares"
+"""User property recorded after each store-suite test: the capabilities its class
+declares, comma-separated."""
 
 CAPABILITY_PROPERTY = "keep_capability"
 """User property of a test that needs a capability: ``<capability>=declared`` or
@@ -77,6 +82,7 @@ class _Certifier:
         self.config = config
         self.outcomes: dict[str, str] = {}
         self.needs: dict[str, dict[str, bool]] = {}
+        self.declared: set[str] = set()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         properties = dict(report.user_properties)
@@ -86,6 +92,8 @@ class _Certifier:
                 if name == CAPABILITY_PROPERTY:
                     capability, _, state = str(value).partition("=")
                     needs[capability] = needs.get(capability, False) or state == "declared"
+                elif name == DECLARES_PROPERTY:
+                    self.declared.update(c for c in str(value).split(",") if c)
         if hasattr(report, "wasxfail"):
             return
         if report.failed:
@@ -105,12 +113,14 @@ class _Certifier:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         from keep_sdk.conformance.certificate import CapabilityStatus, certify
+        from keep_sdk.stores import StoreCapability
 
         tests = self.tests()
         if not tests:
             return
         store = self.config.getoption(STORE_URL_OPTION) or "the StoreConformance subclasses"
-        certificate = certify(str(store), tests)
+        declared = self.declared | {c for t in tests for c, yes in t.needs.items() if yes}
+        certificate = certify(str(store), tests, declared=[StoreCapability(c) for c in declared])
         terminalreporter.section("keep store certificate")
         for row in certificate.capabilities:
             counts = f"{row.passed} passed, {row.failed} failed, {row.skipped} skipped"

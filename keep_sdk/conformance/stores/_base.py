@@ -30,7 +30,11 @@ from typing import Any, ClassVar
 
 import pytest
 
-from keep_sdk.conformance.pytest_plugin import CAPABILITY_PROPERTY, SUITE_PROPERTY
+from keep_sdk.conformance.pytest_plugin import (
+    CAPABILITY_PROPERTY,
+    DECLARES_PROPERTY,
+    SUITE_PROPERTY,
+)
 from keep_sdk.conformance.stores._support import (
     CONSUMER,
     PRODUCER,
@@ -101,10 +105,15 @@ class StoreTestBase:
     """Processes (and threads) racing in the concurrency tests."""
 
     @pytest.fixture(autouse=True)
-    def _capability_record(self, request: pytest.FixtureRequest) -> None:
-        """Mark the test as one of the store suite's, for the certificate."""
+    def _capability_record(self, request: pytest.FixtureRequest) -> Iterator[None]:
+        """Mark the test as one of the store suite's and, after it, record the capabilities
+        the class declares (`declares`), for the certificate."""
         self._item = request.node
         request.node.user_properties.append((SUITE_PROPERTY, type(self).__name__))
+        yield
+        store = request.node.funcargs.get("store")
+        declared = [c.value for c in capability_flags if self.declares(c, store)]
+        request.node.user_properties.append((DECLARES_PROPERTY, ",".join(declared)))
 
     def declares(self, capability: StoreCapability, store: Store | None = None) -> bool:
         """Whether this class declares `capability` (its ``supports_*`` flag; for pages and

@@ -31,6 +31,7 @@ from keep_sdk.stores import (
     utc_now,
 )
 
+# --8<-- [start:tables]
 KEYS: dict[str, Callable[[Any], Any]] = {
     "workflows": lambda r: r.name,
     "versions": lambda r: (r.workflow, r.version),
@@ -56,8 +57,10 @@ class Shelf:
 
 SHELVES: dict[str, Shelf] = {}
 """Every shelf of this process by name: opening a name again finds its data."""
+# --8<-- [end:tables]
 
 
+# --8<-- [start:transaction]
 class ShelfTransaction(Transaction):
     """The `Transaction` protocol over the tables one transaction sees."""
 
@@ -131,6 +134,7 @@ class ShelfTransaction(Transaction):
             return False
         self._put("events", after)
         return True
+# --8<-- [end:transaction]
 
     # Runs
 
@@ -211,6 +215,7 @@ class ShelfTransaction(Transaction):
         return True
 
 
+# --8<-- [start:store]
 class ShelfStore(TransactionalStore):
     """A store on the shelf `name` of this process: data lives as long as the process."""
 
@@ -250,3 +255,4 @@ class ShelfStore(TransactionalStore):
 
     def close(self) -> None:
         """Nothing to release: the shelf stays for the next store opened on its name."""
+# --8<-- [end:store]
