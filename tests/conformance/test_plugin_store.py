@@ -93,3 +93,38 @@ def test_requiring_a_capability_the_plugin_store_does_not_declare_fails(
     assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "processes: required, but not declared" in refused.stdout
     assert "Traceback" not in refused.stdout + refused.stderr
+
+
+FORGETFUL = """
+import keep_sdk
+from keep_sdk.stores import MemoryStore, StoreCapability
+
+
+class ForgetfulStore(MemoryStore):
+    capabilities = MemoryStore.capabilities | {StoreCapability.REOPEN}
+
+
+@keep_sdk.hookimpl
+def register_stores():
+    return {"forgetful": lambda url, **options: ForgetfulStore(**options)}
+"""
+
+
+@pytest.mark.slow
+def test_a_plugin_store_failing_a_capability_it_declares_is_not_certified(tmp_path: Path) -> None:
+    """An in-memory store that declares ``reopen``: reopening finds nothing."""
+    (tmp_path / "forgetful_plugin.py").write_text(FORGETFUL)
+    info = tmp_path / "forgetful_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: forgetful-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[keep_sdk]\nforgetful = forgetful_plugin\n")
+    env = {**_clean_env(), "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    refused = _run(
+        sys.executable, "-m", "keep_sdk", "conformance", "--store", "forgetful://",
+        "-k", "survives_a_reopen or heartbeat", "--json", env=env,
+    )  # fmt: skip
+    assert refused.returncode == 1, refused.stdout[-3000:] + refused.stderr[-3000:]
+    rows = _rows(refused.stdout)
+    assert rows["reopen"]["status"] == "failed"
+    assert rows["reopen"]["failed"] >= 1
+    assert rows["core"]["status"] == "passed"
