@@ -2,7 +2,7 @@
 
 A store author subclasses `StoreConformance` (or single mixins), overrides the
 `store` fixture and declares capabilities (each `StoreCapability` has a
-``supports_*`` flag; `capability_flags` names them)::
+``supports_*`` flag; `CAPABILITY_FLAGS` names them)::
 
     class TestMyStore(StoreConformance):
         supports_fault_injection = True
@@ -56,9 +56,9 @@ from keep_sdk.stores import (
     SupportsPages,
 )
 
-__all__ = ["StoreTestBase", "capability_flags"]
+__all__ = ["CAPABILITY_FLAGS", "StoreTestBase"]
 
-capability_flags: dict[StoreCapability, str] = {
+CAPABILITY_FLAGS: dict[StoreCapability, str] = {
     StoreCapability.DURABLE: "supports_durable",
     StoreCapability.PAGES: "supports_pages",
     StoreCapability.COUNTS: "supports_counts",
@@ -112,13 +112,13 @@ class StoreTestBase:
         request.node.user_properties.append((SUITE_PROPERTY, type(self).__name__))
         yield
         store = request.node.funcargs.get("store")
-        declared = [c.value for c in capability_flags if self.declares(c, store)]
+        declared = [c.value for c in CAPABILITY_FLAGS if self.declares(c, store)]
         request.node.user_properties.append((DECLARES_PROPERTY, ",".join(declared)))
 
     def declares(self, capability: StoreCapability, store: Store | None = None) -> bool:
         """Whether this class declares `capability` (its ``supports_*`` flag; for pages and
         counts left at None, whether `store` implements the protocol)."""
-        flag = getattr(self, capability_flags[capability])
+        flag = getattr(self, CAPABILITY_FLAGS[capability])
         if flag is None and store is not None:
             protocol = SupportsPages if capability is StoreCapability.PAGES else SupportsCounts
             return isinstance(store, protocol)
@@ -133,7 +133,7 @@ class StoreTestBase:
             item.user_properties.append((CAPABILITY_PROPERTY, f"{capability.value}={state}"))
         if not declared:
             pytest.skip(
-                f"{type(self).__name__} does not declare {capability_flags[capability]} "
+                f"{type(self).__name__} does not declare {CAPABILITY_FLAGS[capability]} "
                 f"(the {capability.value!r} capability)"
             )
 

@@ -17,7 +17,7 @@ import pytest
 
 from keep_sdk.conformance.pytest_plugin import STORE_URL_OPTION, THOROUGH_OPTION
 from keep_sdk.conformance.stores import StoreConformance
-from keep_sdk.conformance.stores._base import capability_flags
+from keep_sdk.conformance.stores._base import CAPABILITY_FLAGS
 from keep_sdk.conformance.stores._support import ManualClock, open_url
 from keep_sdk.stores import Store, StoreCapability, declared_capabilities
 
@@ -51,7 +51,7 @@ class TestStoreAtUrl(StoreConformance):
             pytest.fail("pass --keep-store-url URL (or run `keep conformance --store URL`)")
         self._url = str(url)
         declared = _declared_by(self._url)
-        for capability, flag in capability_flags.items():
+        for capability, flag in CAPABILITY_FLAGS.items():
             vars(self)[flag] = capability in declared
         if request.config.getoption(THOROUGH_OPTION):
             vars(self)["backlog_size"] = THOROUGH_BACKLOG
