@@ -134,7 +134,8 @@ class ShelfTransaction(Transaction):
             return False
         self._put("events", after)
         return True
-# --8<-- [end:transaction]
+
+    # --8<-- [end:transaction]
 
     # Runs
 
@@ -255,4 +256,6 @@ class ShelfStore(TransactionalStore):
 
     def close(self) -> None:
         """Nothing to release: the shelf stays for the next store opened on its name."""
+
+
 # --8<-- [end:store]
