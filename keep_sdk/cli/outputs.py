@@ -124,10 +124,29 @@ class _Area(_Output):
     skipped: int
 
 
+class _CapabilityRow(_Output):
+    capability: str
+    status: str = Field(description="passed, failed, not declared or not run.")
+    declared: bool
+    required: bool
+    passed: int
+    failed: int
+    skipped: int
+
+
+class _Certificate(_Output):
+    store: str
+    capabilities: list[_CapabilityRow] = Field(
+        description="core (what every store must do), then each store capability."
+    )
+
+
 class SuiteOutput(_Output):
-    """``keep conformance --json``: the store suite's outcome by area, and each failure."""
+    """``keep conformance --json``: the certificate (each capability passed, failed or not
+    declared), the store suite's outcome by area, and each failure."""
 
     store: str
+    certificate: _Certificate
     areas: list[_Area]
     failures: dict[str, str]
     exit_code: int

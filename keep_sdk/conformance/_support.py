@@ -1,10 +1,14 @@
-"""Test tools that need no pytest: a manual clock and a fault injector for stores."""
+"""Test tools that need no pytest: a manual clock, a fault injector, opening a store URL."""
 
 from __future__ import annotations
 
-from keep_sdk.cases import ManualClock
+from typing import Any
 
-__all__ = ["FaultInjector", "InjectedFault", "ManualClock"]
+from keep_sdk.cases import ManualClock
+from keep_sdk.plugins import default_plugins
+from keep_sdk.stores import Store
+
+__all__ = ["FaultInjector", "InjectedFault", "ManualClock", "open_url"]
 
 
 class InjectedFault(Exception):
@@ -31,3 +35,10 @@ class FaultInjector:
         self.calls.append(point)
         if self.fail_at is not None and len(self.calls) == self.fail_at:
             raise InjectedFault(f"fault injected at {point} (fault point #{self.fail_at})")
+
+
+def open_url(url: str, **options: Any) -> Store:
+    """The store at `url`, opened as every ``keep`` command opens it: by the opener the
+    installed plugins register for its scheme (``register_stores``). `options` (``clock``…)
+    go to the opener."""
+    return default_plugins().open_store(url, **options)

@@ -7,11 +7,13 @@ once over the small `Transaction` protocol of row reads and writes;
 only that. `open_store(url)` picks a store by URL scheme (`keep_sdk.open_store`
 also knows the schemes plugins register). Stores report committed run and
 ledger changes to listeners (`SupportsChangeListeners`); `FaultPoint` names
-where they call a fault hook.
+where they call a fault hook. A store declares the optional parts of the contract
+it keeps (`StoreCapability`) in its ``capabilities`` attribute.
 """
 
 from typing import TYPE_CHECKING, Any
 
+from keep_sdk.stores._capabilities import StoreCapability, declared_capabilities
 from keep_sdk.stores._changes import (
     ChangeListener,
     LedgerChange,
@@ -93,6 +95,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "SqlStore",
     "StatusCounts",
     "Store",
+    "StoreCapability",
     "StoreChange",
     "SupportsBulkLoad",
     "SupportsChangeListeners",
@@ -109,6 +112,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "WakeReason",
     "WorkflowRecord",
     "WorkflowVersion",
+    "declared_capabilities",
     "open_store",
     "publish_from_outside",
     "record_notification",

@@ -15,11 +15,12 @@ import bisect
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from keep_sdk.errors import MutationConflict
 from keep_sdk.model import Event, EventStatus, LedgerEntry, RunRecord, RunStatus
 from keep_sdk.stores import _rules as rules
+from keep_sdk.stores._capabilities import StoreCapability
 from keep_sdk.stores._commit import TransactionalStore
 from keep_sdk.stores._commit.work import require_workflow
 from keep_sdk.stores._memory_durable import DurableTables, MemoryDurableRows
@@ -317,6 +318,12 @@ class MemoryStore(TransactionalStore):
     time (aware UTC); `fault_hook`, when set, is called with a `FaultPoint`
     between the writes of every commit point.
     """
+
+    capabilities: ClassVar[frozenset[StoreCapability]] = frozenset(StoreCapability) - {
+        StoreCapability.PROCESSES,
+        StoreCapability.REOPEN,
+    }
+    """Everything but what needs the data outside this object (another process, a reopen)."""
 
     def __init__(self, *, clock: Clock = utc_now, fault_hook: FaultHook | None = None) -> None:
         super().__init__(clock=clock, fault_hook=fault_hook)

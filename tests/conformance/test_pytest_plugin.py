@@ -60,3 +60,36 @@ def test_the_suite_runs_against_a_url_given_on_the_command_line(
     assert selected >= 8
     assert outcomes["passed"] + outcomes["skipped"] == selected
     assert outcomes["skipped"] == 1
+
+
+def test_the_summary_certifies_the_capabilities_a_subclass_declares(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_theirs=THIRD_PARTY)
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "-k", "heartbeat or event_pages or all_or_nothing"
+    )
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(
+        [
+            "*keep store certificate*",
+            "core * PASSED *",
+            "durable * NOT DECLARED *",
+            "pages * PASSED *",
+            "counts * NOT RUN *",
+            "fault-injection * PASSED *",
+        ]
+    )
+
+
+def test_the_summary_shows_a_declared_capability_that_fails(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_theirs=THIRD_PARTY.replace("MemoryStore(clock=clock)", "Pageless(clock=clock)")
+        + "\n\nclass Pageless(MemoryStore):\n"
+        "    def page_events(self, workflow, **kwargs):\n        return []\n"
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-k", "event_pages")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["*keep store certificate*", "pages * FAILED * 0 passed, 5 failed*"]
+    )

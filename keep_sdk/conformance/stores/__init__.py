@@ -1,10 +1,12 @@
 """The store conformance suite: subclass `StoreConformance`, override the `store` fixture.
 
 Each mixin covers one area and can be used alone; `StoreConformance` is all of
-them. Capabilities (`supports_processes`, `supports_reopen`,
-`supports_fault_injection`, `supports_threads`, `supports_durable`) are class attributes with
-conservative defaults; a test needing one the class does not declare is skipped
-with the capability's name.
+them. Capabilities (`supports_durable`, `supports_pages`, `supports_counts`,
+`supports_reading_snapshots`, `supports_processes`, `supports_reopen`,
+`supports_fault_injection`, one per `keep_sdk.stores.StoreCapability`, and
+`supports_threads`) are class attributes with conservative defaults; a test needing
+one the class does not declare is skipped with the capability's name, and counted
+as not declared in the "keep store certificate" pytest prints.
 """
 
 from keep_sdk.conformance.stores._backlog import BacklogTests

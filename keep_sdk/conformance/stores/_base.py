@@ -1,7 +1,8 @@
 """The fixtures and helpers every store test mixin shares.
 
 A store author subclasses `StoreConformance` (or single mixins), overrides the
-`store` fixture and declares capabilities::
+`store` fixture and declares capabilities (each `StoreCapability` has a
+``supports_*`` flag; `CAPABILITY_FLAGS` names them)::
 
     class TestMyStore(StoreConformance):
         supports_fault_injection = True
@@ -12,7 +13,10 @@ A store author subclasses `StoreConformance` (or single mixins), overrides the
             yield store
             store.close()
 
-Tests use fresh workflow names, so a store may be shared between tests.
+Tests use fresh workflow names, so a store may be shared between tests. A test that
+needs a capability calls `StoreTestBase.require`, which records the capability on the
+test (``keep_capability`` in its user properties, what the certificate counts) and
+skips the test when the class does not declare it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ from typing import Any, ClassVar
 
 import pytest
 
+from keep_sdk.conformance.pytest_plugin import (
+    CAPABILITY_PROPERTY,
+    DECLARES_PROPERTY,
+    SUITE_PROPERTY,
+)
 from keep_sdk.conformance.stores._support import (
     CONSUMER,
     PRODUCER,
@@ -33,6 +42,7 @@ from keep_sdk.conformance.stores._support import (
     FaultInjector,
     InjectedFault,
     ManualClock,
+    open_url,
     snapshot,
 )
 from keep_sdk.model import HandlerKind, PrepareResult, Reservation, RunPhase, RunRecord
@@ -40,11 +50,24 @@ from keep_sdk.stores import (
     HandlerSpec,
     Publication,
     Store,
+    StoreCapability,
+    SupportsCounts,
     SupportsFaultInjection,
-    open_store,
+    SupportsPages,
 )
 
-__all__ = ["StoreTestBase"]
+__all__ = ["CAPABILITY_FLAGS", "StoreTestBase"]
+
+CAPABILITY_FLAGS: dict[StoreCapability, str] = {
+    StoreCapability.DURABLE: "supports_durable",
+    StoreCapability.PAGES: "supports_pages",
+    StoreCapability.COUNTS: "supports_counts",
+    StoreCapability.READING_SNAPSHOTS: "supports_reading_snapshots",
+    StoreCapability.PROCESSES: "supports_processes",
+    StoreCapability.REOPEN: "supports_reopen",
+    StoreCapability.FAULT_INJECTION: "supports_fault_injection",
+}
+"""The class attribute that declares each capability in a `StoreConformance` subclass."""
 
 
 class StoreTestBase:
@@ -62,11 +85,73 @@ class StoreTestBase:
     supports_fault_injection: ClassVar[bool] = False
     """The store calls ``fault_hook`` between the writes of each commit point."""
 
-    backlog_size: ClassVar[int] = 100_000
-    """Consumed events loaded into one topic for the bounded-peek test."""
+    supports_durable: ClassVar[bool] = False
+    """The store keeps durable invocations (`SupportsDurable` with `DurableRows`)."""
+
+    supports_pages: ClassVar[bool | None] = None
+    """The store pages its listings (`SupportsPages`); None: when the store implements it."""
+
+    supports_counts: ClassVar[bool | None] = None
+    """The store counts by status (`SupportsCounts`); None: when the store implements it."""
+
+    supports_reading_snapshots: ClassVar[bool] = False
+    """`reading()` answers from one snapshot: another connection's commit is not seen."""
+
+    backlog_size: ClassVar[int] = 10_000
+    """Consumed events loaded into one topic for the bounded-peek test (``keep conformance
+    --thorough``: 100,000)."""
 
     process_workers: ClassVar[int] = 3
     """Processes (and threads) racing in the concurrency tests."""
+
+    @pytest.fixture(autouse=True)
+    def _capability_record(self, request: pytest.FixtureRequest) -> Iterator[None]:
+        """Mark the test as one of the store suite's and, after it, record the capabilities
+        the class declares (`declares`), for the certificate."""
+        self._item = request.node
+        request.node.user_properties.append((SUITE_PROPERTY, type(self).__name__))
+        yield
+        store = request.node.funcargs.get("store")
+        declared = [c.value for c in CAPABILITY_FLAGS if self.declares(c, store)]
+        request.node.user_properties.append((DECLARES_PROPERTY, ",".join(declared)))
+
+    def declares(self, capability: StoreCapability, store: Store | None = None) -> bool:
+        """Whether this class declares `capability` (its ``supports_*`` flag; for pages and
+        counts left at None, whether `store` implements the protocol)."""
+        flag = getattr(self, CAPABILITY_FLAGS[capability])
+        if flag is None and store is not None:
+            protocol = SupportsPages if capability is StoreCapability.PAGES else SupportsCounts
+            return isinstance(store, protocol)
+        return bool(flag)
+
+    def require(self, capability: StoreCapability, store: Store | None = None) -> None:
+        """Record that this test needs `capability`; skip it when it is not declared."""
+        declared = self.declares(capability, store)
+        item = getattr(self, "_item", None)
+        if item is not None:
+            state = "declared" if declared else "not declared"
+            item.user_properties.append((CAPABILITY_PROPERTY, f"{capability.value}={state}"))
+        if not declared:
+            pytest.skip(
+                f"{type(self).__name__} does not declare {CAPABILITY_FLAGS[capability]} "
+                f"(the {capability.value!r} capability)"
+            )
+
+    def pager(self, store: Store) -> SupportsPages:
+        """`store` as `SupportsPages`; the test needs the ``pages`` capability."""
+        self.require(StoreCapability.PAGES, store)
+        assert isinstance(store, SupportsPages), (
+            "the pages capability is declared but the store does not implement SupportsPages"
+        )
+        return store
+
+    def counter(self, store: Store) -> SupportsCounts:
+        """`store` as `SupportsCounts`; the test needs the ``counts`` capability."""
+        self.require(StoreCapability.COUNTS, store)
+        assert isinstance(store, SupportsCounts), (
+            "the counts capability is declared but the store does not implement SupportsCounts"
+        )
+        return store
 
     # Fixtures a store author overrides
 
@@ -85,21 +170,21 @@ class StoreTestBase:
 
     @pytest.fixture
     def store_url(self) -> str | None:
-        """A URL `open_store` accepts in any process, naming the `store` fixture's data."""
+        """A URL `keep_sdk.open_store` accepts in any process (a scheme of the installed
+        plugins), naming the `store` fixture's data."""
         return None
 
     @pytest.fixture
     def reopen(self, store_url: str | None, clock: ManualClock) -> Iterator[Callable[[], Store]]:
-        """Open the `store` fixture's data again (default: `open_store(store_url)`); the
+        """Open the `store` fixture's data again (default: `keep_sdk.open_store(store_url)`); the
         stores it opened are closed after the test."""
-        if not self.supports_reopen:
-            pytest.skip(f"{type(self).__name__} does not declare supports_reopen")
+        self.require(StoreCapability.REOPEN)
         if store_url is None:
             raise NotImplementedError("supports_reopen needs `store_url` or a `reopen` override")
         opened: list[Store] = []
 
         def again() -> Store:
-            store = open_store(store_url, clock=clock)
+            store = open_url(store_url, clock=clock)
             opened.append(store)
             return store
 
@@ -110,8 +195,7 @@ class StoreTestBase:
     @pytest.fixture
     def faults(self, store: Store) -> Iterator[FaultInjector]:
         """A fault injector installed as the store's fault hook."""
-        if not self.supports_fault_injection:
-            pytest.skip(f"{type(self).__name__} does not declare supports_fault_injection")
+        self.require(StoreCapability.FAULT_INJECTION)
         assert isinstance(store, SupportsFaultInjection), (
             "supports_fault_injection is declared but the store has no `fault_hook` attribute"
         )
@@ -206,8 +290,7 @@ class StoreTestBase:
 
     def require_processes(self, store_url: str | None) -> str:
         """The store URL for child processes, or skip when the store has no such capability."""
-        if not self.supports_processes:
-            pytest.skip(f"{type(self).__name__} does not declare supports_processes")
+        self.require(StoreCapability.PROCESSES)
         if store_url is None:
             raise NotImplementedError("supports_processes needs the `store_url` fixture")
         return store_url

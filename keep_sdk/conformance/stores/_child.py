@@ -1,7 +1,8 @@
 """Child-process side of the store suite's process tests.
 
 ``python -m keep_sdk.conformance.stores._child ACTION URL ARGS...`` opens the
-store at URL with `open_store` and performs ACTION, printing one JSON line:
+store at URL as ``keep`` does (any scheme of the installed plugins) and performs
+ACTION, printing one JSON line:
 
 - ``hold-intent RUN_ID``: record the run's mutation intent, print the entry,
   then wait to be killed;
@@ -19,16 +20,15 @@ import json
 import sys
 import time
 
-from keep_sdk.conformance.stores._support import STANDARD_HANDLERS
+from keep_sdk.conformance.stores._support import STANDARD_HANDLERS, open_url
 from keep_sdk.conformance.stores._workers import consume_all, try_begin
-from keep_sdk.stores import open_store
 
 __all__ = ["main"]
 
 
 def main(argv: list[str]) -> int:
     action, url, *args = argv
-    store = open_store(url)
+    store = open_url(url)
     if action == "hold-intent":
         (run_id,) = args
         entry = store.record_mutation_intent(

@@ -43,7 +43,7 @@ from keep_sdk.model import (
     RunPhase,
     RunStatus,
 )
-from keep_sdk.stores import HandlerSpec, Publication, Resolution, Store, SupportsPages
+from keep_sdk.stores import HandlerSpec, Publication, Resolution, Store
 from keep_sdk.stores.faults import FaultPoint
 
 __all__ = ["ClauseTests"]
@@ -463,8 +463,7 @@ class ClauseTests(StoreTestBase):
         assert FaultPoint.LEDGER_ENTRY in faults.calls
 
     def test_pages_filter_by_workflow_and_status_together_on_every_page(self, store: Store) -> None:
-        if not isinstance(store, SupportsPages):
-            pytest.skip("the store does not implement SupportsPages")
+        pager = self.pager(store)
         mine, other = self.deploy(store), self.deploy(store)
         for wf in (mine, other):
             for n, status in enumerate((RunStatus.FAILED_LOGIC, RunStatus.CRASHED) * 2):
@@ -475,9 +474,9 @@ class ClauseTests(StoreTestBase):
                 store.set_run_status(run.id, status)
         failed = [r.id for r in store.list_runs(workflow=mine, status=RunStatus.FAILED_LOGIC)]
         assert len(failed) == 2
-        first = store.page_runs(workflow=mine, status=RunStatus.FAILED_LOGIC, limit=1)
+        first = pager.page_runs(workflow=mine, status=RunStatus.FAILED_LOGIC, limit=1)
         assert [r.id for r in first] == failed[-1:]
-        rest = store.page_runs(
+        rest = pager.page_runs(
             workflow=mine, status=RunStatus.FAILED_LOGIC, before=first[0].id, limit=10
         )
         assert [r.id for r in rest] == failed[:1]
@@ -485,23 +484,22 @@ class ClauseTests(StoreTestBase):
             e.id for e in store.list_ledger(workflow=mine) if e.status is LedgerStatus.IN_FLIGHT
         ]
         assert len(in_flight) == 2
-        top = store.page_ledger(workflow=mine, status=LedgerStatus.IN_FLIGHT, limit=1)
+        top = pager.page_ledger(workflow=mine, status=LedgerStatus.IN_FLIGHT, limit=1)
         assert [e.id for e in top] == in_flight[-1:]
-        tail = store.page_ledger(
+        tail = pager.page_ledger(
             workflow=mine, status=LedgerStatus.IN_FLIGHT, before=top[0].id, limit=10
         )
         assert [e.id for e in tail] == in_flight[:1]
 
     def test_an_unknown_page_cursor_is_named(self, store: Store) -> None:
-        if not isinstance(store, SupportsPages):
-            pytest.skip("the store does not implement SupportsPages")
+        pager = self.pager(store)
         wf = self.deploy(store)
         with pytest.raises(NotFound, match="evt-nowhere-1"):
-            store.page_events(wf, before="evt-nowhere-1", limit=5)
+            pager.page_events(wf, before="evt-nowhere-1", limit=5)
         with pytest.raises(NotFound, match="run-nowhere-2"):
-            store.page_runs(before="run-nowhere-2", limit=5)
+            pager.page_runs(before="run-nowhere-2", limit=5)
         with pytest.raises(NotFound, match="mut-nowhere-3"):
-            store.page_ledger(before="mut-nowhere-3", limit=5)
+            pager.page_ledger(before="mut-nowhere-3", limit=5)
 
     def test_every_missing_thing_is_named(self, store: Store) -> None:
         wf = self.deploy(store)

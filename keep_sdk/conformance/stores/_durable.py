@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -25,7 +25,7 @@ from keep_sdk.contract.durable import (
 )
 from keep_sdk.errors import MutationConflict, NotFound, StoreConflict
 from keep_sdk.model import EventStatus, LedgerStatus, MutationApplied, RunPhase, RunStatus
-from keep_sdk.stores import Store, SupportsDurable
+from keep_sdk.stores import Store, StoreCapability, SupportsDurable
 
 __all__ = ["DurableTestBase", "DurableTests"]
 
@@ -33,13 +33,12 @@ __all__ = ["DurableTestBase", "DurableTests"]
 class DurableTestBase(StoreTestBase):
     """The capability and helpers of the durable tests. Not collected by itself."""
 
-    supports_durable: ClassVar[bool] = False
-    """The store keeps durable invocations (`SupportsDurable` with `DurableRows`)."""
-
     def durable(self, store: Store) -> SupportsDurable:
-        if not self.supports_durable:
-            pytest.skip(f"{type(self).__name__} does not declare supports_durable")
-        assert isinstance(store, SupportsDurable)
+        """`store` as `SupportsDurable`; the test needs the ``durable`` capability."""
+        self.require(StoreCapability.DURABLE, store)
+        assert isinstance(store, SupportsDurable), (
+            "the durable capability is declared but the store does not implement SupportsDurable"
+        )
         return store
 
     def started(

@@ -1,11 +1,11 @@
-"""What the store suite shares: the standard handlers and state snapshots."""
+"""What the store suite shares: the standard handlers, state snapshots, opening a URL."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from keep_sdk.conformance._support import FaultInjector, InjectedFault, ManualClock
+from keep_sdk.conformance._support import FaultInjector, InjectedFault, ManualClock, open_url
 from keep_sdk.model import HandlerKind
 from keep_sdk.stores import HandlerSpec, Store
 
@@ -16,6 +16,7 @@ __all__ = [
     "FaultInjector",
     "InjectedFault",
     "ManualClock",
+    "open_url",
     "snapshot",
 ]
 

@@ -35,6 +35,7 @@ from keep_sdk.model import (
     RunRecord,
     RunStatus,
 )
+from keep_sdk.stores._capabilities import StoreCapability
 from keep_sdk.stores._commit import TransactionalStore
 from keep_sdk.stores._commit.queries import consumer_wake
 from keep_sdk.stores._commit.work import require_workflow
@@ -188,6 +189,14 @@ class SqlStore(TransactionalStore):
         except BaseException:
             self.close()
             raise
+
+    @property
+    def capabilities(self) -> frozenset[StoreCapability]:
+        """Every `StoreCapability`, but ``reading-snapshots`` only on SQLite: PostgreSQL's
+        read transactions are READ COMMITTED, so each query sees the commits made before it."""
+        if self.dialect == "sqlite":
+            return frozenset(StoreCapability)
+        return frozenset(StoreCapability) - {StoreCapability.READING_SNAPSHOTS}
 
     def __repr__(self) -> str:
         return f"SqlStore({self.engine.url.render_as_string(hide_password=True)!r})"
