@@ -2,7 +2,8 @@
 
 Each mixin covers one area and can be used alone; `StoreConformance` is all of
 them. Capabilities (`supports_processes`, `supports_reopen`,
-`supports_fault_injection`, `supports_threads`, `supports_durable`) are class attributes with
+`supports_fault_injection`, `supports_threads`, `supports_durable`,
+`supports_reading_snapshots`) are class attributes with
 conservative defaults; a test needing one the class does not declare is skipped
 with the capability's name.
 """
@@ -10,6 +11,7 @@ with the capability's name.
 from keep_sdk.conformance.stores._backlog import BacklogTests
 from keep_sdk.conformance.stores._base import StoreTestBase
 from keep_sdk.conformance.stores._changes import ChangeTests
+from keep_sdk.conformance.stores._claims_race import ClaimRaceTests
 from keep_sdk.conformance.stores._clauses import ClauseTests
 from keep_sdk.conformance.stores._commits import CommitTests
 from keep_sdk.conformance.stores._durable import DurableTestBase, DurableTests
@@ -17,11 +19,15 @@ from keep_sdk.conformance.stores._durable_clauses import DurableClauseTests
 from keep_sdk.conformance.stores._leases import LeaseTests
 from keep_sdk.conformance.stores._ledger import LedgerTests
 from keep_sdk.conformance.stores._pages import CountTests, PageTests
+from keep_sdk.conformance.stores._planning import PlanningTests
+from keep_sdk.conformance.stores._props_counts import CountPropertyTests
+from keep_sdk.conformance.stores._props_pages import PagePropertyTests
 from keep_sdk.conformance.stores._publish import PublishTests
 from keep_sdk.conformance.stores._queries import QueryTests
 from keep_sdk.conformance.stores._reservations import ReservationTests
 from keep_sdk.conformance.stores._run_facts import RunFactTests
 from keep_sdk.conformance.stores._runs import RunTests
+from keep_sdk.conformance.stores._snapshots import SnapshotTests
 from keep_sdk.conformance.stores._support import (
     FaultInjector,
     InjectedFault,
@@ -33,8 +39,10 @@ from keep_sdk.conformance.stores._times import TimeTests
 __all__ = [
     "BacklogTests",
     "ChangeTests",
+    "ClaimRaceTests",
     "ClauseTests",
     "CommitTests",
+    "CountPropertyTests",
     "CountTests",
     "DurableClauseTests",
     "DurableTestBase",
@@ -44,12 +52,15 @@ __all__ = [
     "LeaseTests",
     "LedgerTests",
     "ManualClock",
+    "PagePropertyTests",
     "PageTests",
+    "PlanningTests",
     "PublishTests",
     "QueryTests",
     "ReservationTests",
     "RunFactTests",
     "RunTests",
+    "SnapshotTests",
     "StoreConformance",
     "StoreTestBase",
     "TimeTests",
@@ -74,5 +85,10 @@ class StoreConformance(
     DurableClauseTests,
     TimeTests,
     ClauseTests,
+    PagePropertyTests,
+    CountPropertyTests,
+    ClaimRaceTests,
+    SnapshotTests,
+    PlanningTests,
 ):
     """Every store test. Subclass it as ``Test<YourStore>`` and override `store`."""

@@ -62,6 +62,10 @@ class StoreTestBase:
     supports_fault_injection: ClassVar[bool] = False
     """The store calls ``fault_hook`` between the writes of each commit point."""
 
+    supports_reading_snapshots: ClassVar[bool] = False
+    """`Store.reading` answers from one snapshot: a commit made through another store opened
+    by `reopen` is not visible inside the block (needs `supports_reopen`)."""
+
     backlog_size: ClassVar[int] = 100_000
     """Consumed events loaded into one topic for the bounded-peek test."""
 
