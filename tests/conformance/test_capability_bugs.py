@@ -1,0 +1,495 @@
+"""Each broken store of `capability_bugs` shows its bug live, and the store suite fails it.
+
+`test_the_bug_is_live` makes direct store calls that expose the mistake on the
+broken store and not on the store it was derived from; `test_the_suite_catches_it`
+runs the suite's clauses for that capability against the broken store and
+asserts the clauses named in `CASES` fail.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from keep_sdk.conformance import ManualClock
+from keep_sdk.conformance.stores._support import CONSUMER, PRODUCER, STANDARD_HANDLERS
+from keep_sdk.contract.durable import Pending, derive_invocation
+from keep_sdk.model import (
+    HandlerKind,
+    PrepareResult,
+    Reservation,
+    RunPhase,
+    RunStatus,
+)
+from keep_sdk.stores import MemoryStore, Publication, SqlStore
+from tests.conformance import capability_bugs
+
+SUITE_MODULE = """
+import pytest
+from keep_sdk.conformance import StoreConformance
+from keep_sdk.stores import SqlStore
+from tests.conformance import capability_bugs
+
+
+class TestBroken(StoreConformance):
+    supports_durable = True
+    supports_reopen = {sql}
+    supports_reading_snapshots = {sql}
+
+    @pytest.fixture
+    def store_url(self, tmp_path):
+        return f"sqlite:///{{tmp_path}}/keep.db"
+
+    @pytest.fixture
+    def store(self, clock, store_url):
+        cls = getattr(capability_bugs, {name!r})
+        store = cls(store_url, clock=clock) if issubclass(cls, SqlStore) else cls(clock=clock)
+        yield store
+        store.close()
+"""
+
+CASES: dict[str, tuple[str, set[str]]] = {
+    # pages
+    "PageSkipsBoundaryRowStore": (
+        "full_and_complete",
+        {"test_event_pages_are_full_and_complete_under_every_filter"},
+    ),
+    "PageFiltersAfterLimitStore": (
+        "full_and_complete",
+        {"test_event_pages_are_full_and_complete_under_every_filter"},
+    ),
+    "PageCreatedByIgnoredStore": (
+        "full_and_complete",
+        {"test_event_pages_are_full_and_complete_under_every_filter"},
+    ),
+    "RunPagesDropStatusStore": (
+        "full_and_complete",
+        {"test_run_and_ledger_pages_are_full_and_complete_under_every_filter"},
+    ),
+    "LedgerPagesOfEveryWorkflowStore": (
+        "full_and_complete",
+        {"test_run_and_ledger_pages_are_full_and_complete_under_every_filter"},
+    ),
+    # counts
+    "CountsEveryWorkflowStore": (
+        "counts_change_at_once",
+        {"test_counts_change_at_once_after_every_write_and_stay_per_workflow"},
+    ),
+    "StaleCountCacheStore": (
+        "counts_change_at_once",
+        {"test_counts_change_at_once_after_every_write_and_stay_per_workflow"},
+    ),
+    "CountsWithoutActiveRunsStore": (
+        "counts_change_at_once",
+        {"test_counts_change_at_once_after_every_write_and_stay_per_workflow"},
+    ),
+    "CountsSkippedAsPendingStore": (
+        "counts_change_at_once",
+        {"test_counts_change_at_once_after_every_write_and_stay_per_workflow"},
+    ),
+    # claims and timeouts
+    "ClaimCheckThenActStore": (
+        "racing_threads_claims",
+        {"test_exactly_one_of_racing_threads_claims_a_free_invocation"},
+    ),
+    "ClaimNeverExpiresStore": (
+        "expired_claim",
+        {"test_exactly_one_of_racing_threads_takes_over_an_expired_claim"},
+    ),
+    "ClaimedInvocationsNeverExpireStore": (
+        "still_times_out",
+        {
+            "test_an_invocation_whose_poll_claim_expired_still_times_out",
+            "test_an_invocation_claimed_past_its_timeout_still_times_out",
+        },
+    ),
+    "ClaimBlocksTimeoutStore": (
+        "still_times_out",
+        {
+            "test_an_invocation_whose_poll_claim_expired_still_times_out",
+            "test_an_invocation_claimed_past_its_timeout_still_times_out",
+        },
+    ),
+    "DuePollsIgnoreTimeStore": (
+        "scans_use_the_instant",
+        {"test_scans_use_the_instant_and_limit_given_and_lists_filter_together"},
+    ),
+    # reading() snapshots
+    "AutocommitReadingStore": (
+        "reading_block",
+        {"test_another_stores_commit_is_not_visible_inside_one_reading_block"},
+    ),
+    "ReadingBypassedByListEventsStore": (
+        "reading_block",
+        {"test_another_stores_commit_is_not_visible_inside_one_reading_block"},
+    ),
+    # planning queries
+    "PausedProducersDueStore": (
+        "planning_queries",
+        {"test_planning_queries_over_many_workflows_match_the_model"},
+    ),
+    "DueProducersStrictlyBeforeStore": (
+        "planning_queries",
+        {"test_planning_queries_over_many_workflows_match_the_model"},
+    ),
+    "DueProducersCappedStore": (
+        "planning_queries",
+        {"test_planning_queries_over_many_workflows_match_the_model"},
+    ),
+    "DroppedProducersDueStore": (
+        "planning_queries",
+        {"test_planning_queries_over_many_workflows_match_the_model"},
+    ),
+    "WakeTimesIgnoredStore": (
+        "planning_queries",
+        {"test_planning_queries_over_many_workflows_match_the_model"},
+    ),
+    # deploys, runs, events, leases
+    "DeployIfChangedUnlockedStore": (
+        "racing_threads_deploy",
+        {"test_racing_threads_deploy_the_same_source_once"},
+    ),
+    "DeployKeepsOldHandlersStore": (
+        "only_producers_come_due",
+        {"test_a_deploy_keeps_the_manifest_and_handlers_and_only_producers_come_due"},
+    ),
+    "PendingNewestFirstStore": ("pending", set()),
+    "EventsByIdsInPublishOrderStore": ("events_by_ids or order_asked", set()),
+    "ListRunsLimitBeforeFilterStore": (
+        "scoped_limited",
+        {"test_lists_are_scoped_limited_and_ordered"},
+    ),
+    "ActiveRunsWithPausedStore": ("active", set()),
+    "RenewalNewTokenStore": ("renew", {"test_the_owner_renews_and_release_frees_the_lease"}),
+}
+
+HOUR = dt.timedelta(hours=1)
+
+
+def _deploy(store: Any, name: str = "wf") -> str:
+    store.deploy(name, "v1", {}, handlers=STANDARD_HANDLERS)
+    return name
+
+
+def _publish(
+    store: Any, workflow: str, *ids: str, topic: str = "in", by: str | None = None
+) -> None:
+    for mid in ids:
+        store.publish(workflow, Publication(topic=topic, message_id=mid, title=mid), created_by=by)
+
+
+def _run(store: Any, workflow: str, *ids: str, topic: str = "in") -> str:
+    run = store.begin_run(workflow, CONSUMER, HandlerKind.CONSUMER)
+    reservations = [Reservation(topic=topic, ids=list(ids))] if ids else []
+    store.save_prepare_result(run.id, PrepareResult(reservations=reservations))
+    return str(run.id)
+
+
+def _parked(store: Any, clock: ManualClock, timeout_at: dt.datetime | None = None) -> str:
+    wf = _deploy(store)
+    _publish(store, wf, "a")
+    run_id = _run(store, wf, "a")
+    store.advance_phase(run_id, RunPhase.MUTATING)
+    invocation_id, key = derive_invocation(wf, CONSUMER, run_id)
+    store.record_durable_intent(
+        run_id,
+        connector="approvals",
+        operation="request",
+        params={},
+        idempotency_key=key,
+        invocation_id=invocation_id,
+        correlation_key=key,
+        timeout_at=timeout_at,
+    )
+    store.record_start_answer(
+        invocation_id, Pending(token="t"), next_poll_at=clock() + dt.timedelta(minutes=1)
+    )
+    return invocation_id
+
+
+def _race(action: Callable[[int], object], n: int = 4) -> list[object]:
+    barrier = threading.Barrier(n)
+    results: list[object] = []
+
+    def go(i: int) -> None:
+        barrier.wait(10)
+        results.append(action(i))
+
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return results
+
+
+def _ids(rows: Any) -> list[str]:
+    return [r.message_id for r in rows]
+
+
+def live_page_boundary(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    _publish(store, wf, "m0", "m1", "m2", "m3")
+    first = store.page_events(wf, limit=2)
+    return _ids(store.page_events(wf, before=first[-1].id, limit=2)) != ["m1", "m0"]
+
+
+def live_short_filtered_page(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    _publish(store, wf, "a")
+    _publish(store, wf, "b", topic="other")
+    _publish(store, wf, "c")
+    return _ids(store.page_events(wf, topic="in", limit=2)) != ["c", "a"]
+
+
+def live_created_by(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    _publish(store, wf, "a")
+    run_id = _run(store, wf, "a")
+    _publish(store, wf, "child", by=run_id)
+    return _ids(store.page_events(wf, created_by=run_id, limit=5)) != ["child"]
+
+
+def live_run_page_status(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    store.commit_consumer_run(_run(store, wf))
+    failed = _run(store, wf)
+    store.set_run_status(failed, RunStatus.FAILED_LOGIC, error="x")
+    found = store.page_runs(workflow=wf, status=RunStatus.FAILED_LOGIC, limit=5)
+    return [r.id for r in found] != [failed]
+
+
+def _entry(store: Any, wf: str) -> str:
+    run_id = _run(store, wf)
+    store.advance_phase(run_id, RunPhase.MUTATING)
+    entry = store.record_mutation_intent(
+        run_id, connector="s", operation="o", params={}, idempotency_key=run_id
+    )
+    return str(entry.id)
+
+
+def live_ledger_workflow(store: Any, clock: ManualClock) -> bool:
+    _entry(store, _deploy(store, "one"))
+    mine = _entry(store, _deploy(store, "two"))
+    return [e.id for e in store.page_ledger(workflow="two", limit=5)] != [mine]
+
+
+def _two_workflows(store: Any) -> None:
+    _publish(store, _deploy(store, "one"), "a")
+    _publish(store, _deploy(store, "two"), "b", "c")
+
+
+def live_counts_every_workflow(store: Any, clock: ManualClock) -> bool:
+    _two_workflows(store)
+    return bool(store.count_by_status("one").events != {"one": {"pending": 1}})
+
+
+def live_stale_counts(store: Any, clock: ManualClock) -> bool:
+    _two_workflows(store)
+    store.count_by_status("two")
+    store.skip_event(store.events_by_ids("two", "in", ["b"])[0].id, actor="ann")
+    return bool(store.count_by_status("two").events != {"two": {"pending": 1, "skipped": 1}})
+
+
+def live_counts_active(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    store.begin_run(wf, CONSUMER, HandlerKind.CONSUMER)
+    return bool(store.count_by_status(wf).runs != {wf: {"active": 1}})
+
+
+def live_counts_skipped(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    _publish(store, wf, "a")
+    store.skip_event(store.events_by_ids(wf, "in", ["a"])[0].id, actor="ann")
+    return bool(store.count_by_status(wf).events != {wf: {"skipped": 1}})
+
+
+def live_claim_race(store: Any, clock: ManualClock) -> bool:
+    invocation_id = _parked(store, clock)
+    won = _race(lambda i: store.claim_invocation(invocation_id, f"w{i}", until=clock() + HOUR))
+    return sum(1 for claim in won if claim is not None) > 1
+
+
+def live_claim_never_expires(store: Any, clock: ManualClock) -> bool:
+    invocation_id = _parked(store, clock)
+    store.claim_invocation(invocation_id, "dead", until=clock() + HOUR)
+    clock.advance(2 * 3600)
+    return store.claim_invocation(invocation_id, "w2", until=clock() + HOUR) is None
+
+
+def live_claimed_not_expired(store: Any, clock: ManualClock) -> bool:
+    invocation_id = _parked(store, clock, timeout_at=clock() + HOUR)
+    store.claim_invocation(invocation_id, "w1", until=clock() + dt.timedelta(minutes=5))
+    clock.advance(2 * 3600)
+    return invocation_id not in [i.id for i in store.expired_invocations(clock())]
+
+
+def live_claim_blocks_timeout(store: Any, clock: ManualClock) -> bool:
+    invocation_id = _parked(store, clock, timeout_at=clock() + HOUR)
+    store.claim_invocation(invocation_id, "w1", until=clock() + dt.timedelta(minutes=5))
+    clock.advance(2 * 3600)
+    return store.time_out_invocation(invocation_id) is None
+
+
+def live_due_polls(store: Any, clock: ManualClock) -> bool:
+    invocation_id = _parked(store, clock)
+    return invocation_id in [i.id for i in store.due_polls(clock())]
+
+
+def live_snapshot(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    other = SqlStore(store.url, clock=clock)
+    try:
+        with store.reading():
+            store.list_events(wf)
+            _publish(other, wf, "during")
+            return _ids(store.list_events(wf)) != []
+    finally:
+        other.close()
+
+
+def _producers(store: Any, clock: ManualClock) -> None:
+    _deploy(store, "paused")
+    store.pause_workflow("paused", actor="ops")
+    _deploy(store, "dropped")
+    store.deploy("dropped", "v2", {}, handlers=[h for h in STANDARD_HANDLERS if h.name != PRODUCER])
+    for i in range(12):
+        _deploy(store, f"live{i:02}")
+
+
+def live_due_producers(store: Any, clock: ManualClock) -> bool:
+    _producers(store, clock)
+    expected = {f"live{i:02}" for i in range(12)}
+    return {h.workflow for h in store.due_producers(clock())} != expected
+
+
+def live_wake_at(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    store.set_wake_at(wf, CONSUMER, clock())
+    return [w.handler for w in store.consumers_to_wake(clock())] != [CONSUMER]
+
+
+def live_deploy_race(store: Any, clock: ManualClock) -> bool:
+    done = _race(lambda i: store.deploy_if_changed("wf", "same", {}, handlers=STANDARD_HANDLERS))
+    return sum(1 for _, deployed in done if deployed) > 1  # type: ignore[misc]
+
+
+def live_dropped_handler(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    store.deploy(wf, "v2", {}, handlers=[h for h in STANDARD_HANDLERS if h.name != PRODUCER])
+    return PRODUCER in [h.name for h in store.get_workflow_version(wf).handlers]
+
+
+def live_pending_order(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    _publish(store, wf, "old", "new")
+    return _ids(store.pending_events(wf, "in", limit=1)) != ["old"]
+
+
+def live_events_by_ids(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    _publish(store, wf, "a", "b")
+    return _ids(store.events_by_ids(wf, "in", ["b", "a"])) != ["b", "a"]
+
+
+def live_list_runs_limit(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    store.commit_consumer_run(_run(store, wf))
+    failed = _run(store, wf)
+    store.set_run_status(failed, RunStatus.FAILED_LOGIC, error="x")
+    store.commit_consumer_run(_run(store, wf))
+    found = store.list_runs(workflow=wf, status=RunStatus.FAILED_LOGIC, limit=1)
+    return [r.id for r in found] != [failed]
+
+
+def live_active_runs(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    run_id = _run(store, wf)
+    store.set_run_status(run_id, RunStatus.PAUSED_TRANSIENT, error="later")
+    return run_id in [r.id for r in store.active_runs()]
+
+
+def live_renewal_token(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    first = store.acquire_lease(wf, "w1", ttl=dt.timedelta(seconds=30))
+    again = store.acquire_lease(wf, "w1", ttl=dt.timedelta(seconds=30))
+    return bool(again.token != first.token)
+
+
+LIVE: dict[str, Callable[[Any, ManualClock], bool]] = {
+    "PageSkipsBoundaryRowStore": live_page_boundary,
+    "PageFiltersAfterLimitStore": live_short_filtered_page,
+    "PageCreatedByIgnoredStore": live_created_by,
+    "RunPagesDropStatusStore": live_run_page_status,
+    "LedgerPagesOfEveryWorkflowStore": live_ledger_workflow,
+    "CountsEveryWorkflowStore": live_counts_every_workflow,
+    "StaleCountCacheStore": live_stale_counts,
+    "CountsWithoutActiveRunsStore": live_counts_active,
+    "CountsSkippedAsPendingStore": live_counts_skipped,
+    "ClaimCheckThenActStore": live_claim_race,
+    "ClaimNeverExpiresStore": live_claim_never_expires,
+    "ClaimedInvocationsNeverExpireStore": live_claimed_not_expired,
+    "ClaimBlocksTimeoutStore": live_claim_blocks_timeout,
+    "DuePollsIgnoreTimeStore": live_due_polls,
+    "AutocommitReadingStore": live_snapshot,
+    "ReadingBypassedByListEventsStore": live_snapshot,
+    "PausedProducersDueStore": live_due_producers,
+    "DueProducersStrictlyBeforeStore": live_due_producers,
+    "DueProducersCappedStore": live_due_producers,
+    "DroppedProducersDueStore": live_due_producers,
+    "WakeTimesIgnoredStore": live_wake_at,
+    "DeployIfChangedUnlockedStore": live_deploy_race,
+    "DeployKeepsOldHandlersStore": live_dropped_handler,
+    "PendingNewestFirstStore": live_pending_order,
+    "EventsByIdsInPublishOrderStore": live_events_by_ids,
+    "ListRunsLimitBeforeFilterStore": live_list_runs_limit,
+    "ActiveRunsWithPausedStore": live_active_runs,
+    "RenewalNewTokenStore": live_renewal_token,
+}
+
+
+def _open(cls: type, tmp_path: Path, clock: ManualClock) -> Any:
+    if issubclass(cls, SqlStore):
+        return cls(f"sqlite:///{tmp_path}/keep.db", clock=clock)
+    return cls(clock=clock)
+
+
+def _reference(cls: type) -> type:
+    return SqlStore if issubclass(cls, SqlStore) else MemoryStore
+
+
+def test_every_case_has_a_live_demonstration() -> None:
+    assert set(LIVE) == set(CASES)
+    assert len(CASES) >= 23
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_bug_is_live(name: str, tmp_path: Path) -> None:
+    cls = getattr(capability_bugs, name)
+    clock, reference_clock = ManualClock(), ManualClock()
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "reference").mkdir()
+    broken = _open(cls, tmp_path / "broken", clock)
+    reference = _open(_reference(cls), tmp_path / "reference", reference_clock)
+    try:
+        assert LIVE[name](broken, clock), f"{name}: the bug did not show"
+        assert not LIVE[name](reference, reference_clock), f"{name}: the reference shows it too"
+    finally:
+        broken.close()
+        reference.close()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_suite_catches_it(pytester: pytest.Pytester, name: str) -> None:
+    selection, expected = CASES[name]
+    sql = issubclass(getattr(capability_bugs, name), SqlStore)
+    pytester.makepyfile(test_broken=SUITE_MODULE.format(name=name, sql=sql))
+    result = pytester.inline_run("-k", selection, "-m", "not slow", "-p", "no:cacheprovider")
+    failed = {report.nodeid.rsplit("::", 1)[-1].split("[")[0] for report in result.getfailures()}
+    assert failed, f"{name}: no clause of the suite failed"
+    assert expected <= failed, f"{name}: the suite did not catch {sorted(expected - failed)}"
