@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,7 +20,6 @@ from keep_sdk.model import Event, EventStatus, LedgerEntry, LedgerStatus, RunRec
 from keep_sdk.stores import (
     ConsumerWake,
     HandlerRecord,
-    HandlerSpec,
     Lease,
     MemoryStore,
     SqlStore,
@@ -329,31 +328,6 @@ class PendingNewestFirstStore(MemoryStore):
         return pending[::-1][:limit]
 
 
-class EventsByIdsInPublishOrderStore(MemoryStore):
-    """Answers events by ids in publish order, not in the order asked."""
-
-    def events_by_ids(self, workflow: str, topic: str, message_ids: Any) -> list[Event]:
-        found = super().events_by_ids(workflow, topic, message_ids)
-        return sorted(found, key=lambda e: (e.created_at, e.id))
-
-
-class ListRunsLimitBeforeFilterStore(MemoryStore):
-    """Applies the limit before the status filter."""
-
-    def list_runs(
-        self,
-        *,
-        status: RunStatus | Collection[RunStatus] | None = None,
-        limit: int | None = None,
-        **kw: Any,
-    ) -> list[RunRecord]:
-        rows = super().list_runs(limit=limit, **kw)
-        if status is None:
-            return rows
-        wanted = {status} if isinstance(status, RunStatus) else set(status)
-        return [r for r in rows if r.status in wanted]
-
-
 class ActiveRunsWithPausedStore(MemoryStore):
     """Lists paused runs among the active runs (anything not finished)."""
 
@@ -373,17 +347,3 @@ class RenewalNewTokenStore(MemoryStore):
             renewed = lease.model_copy(update={"token": lease.token + 1})
             tx.update_lease(lease, renewed)
             return renewed
-
-
-class DeployKeepsOldHandlersStore(MemoryStore):
-    """A new version adds its handlers but never drops the previous version's."""
-
-    def deploy(self, name: str, source: str, manifest: Any, *, handlers: Any = ()) -> int:
-        try:
-            before = self.get_workflow_version(name).handlers
-        except NotFound:
-            before = []
-        names = {h.name for h in handlers}
-        kept = [h for h in before if h.name not in names]
-        merged: list[HandlerSpec] = [*handlers, *kept]
-        return super().deploy(name, source, manifest, handlers=merged)

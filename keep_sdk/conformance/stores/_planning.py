@@ -41,9 +41,11 @@ class PlanningTests(StoreTestBase):
         producer_due: dict[str, dt.datetime | None] = {}
         wake_at: dict[str, dt.datetime | None] = {}
         pending: dict[str, bool] = {}
+        mine: set[str] = set()
         times = [now + dt.timedelta(minutes=m) for m in range(-30, 31, 5)]
         for _ in range(_WORKFLOWS):
             name = f"wf-{uuid.uuid4().hex[:12]}"
+            mine.add(name)
             store.deploy(name, "v1", {}, handlers=STANDARD_HANDLERS)
             due = rng.choice([None, *times])
             store.set_next_run_at(name, PRODUCER, due)
@@ -62,7 +64,6 @@ class PlanningTests(StoreTestBase):
             else:
                 producer_due[name] = due
             wake_at[name] = wake
-        mine = set(producer_due)
         for at in (times[0] - dt.timedelta(seconds=1), *rng.sample(times, 4), times[-1]):
             found = [h for h in store.due_producers(at) if h.workflow in mine]
             expected = {w for w, due in producer_due.items() if due is not None and due <= at}
