@@ -96,6 +96,7 @@ class ClaimRaceTests(DurableTestBase):
     def test_exactly_one_of_racing_processes_claims_an_invocation(
         self, store: Store, store_url: str | None, clock: ManualClock
     ) -> None:
+        """Two processes (each start costs seconds; the thread races cover more claimers)."""
         url = self.require_processes(store_url)
         invocation = self.poller(store, clock)
         start_at = str(time.time() + 1.5)
@@ -114,10 +115,10 @@ class ClaimRaceTests(DurableTestBase):
                 stderr=subprocess.PIPE,
                 text=True,
             )
-            for i in range(self.process_workers)
+            for i in range(2)
         ]
         claimed = sorted(r["claimed"] for r in self.results(children))
-        assert claimed == [False] * (self.process_workers - 1) + [True]
+        assert claimed == [False, True], f"of two racing processes {claimed.count(True)} claimed"
         stored = self.durable(store).get_invocation(invocation.id)
         assert stored.claim_version == invocation.claim_version + 1
 
