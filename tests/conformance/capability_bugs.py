@@ -27,7 +27,7 @@ from keep_sdk.stores import (
     WakeReason,
 )
 
-_ROUND_TRIP = 0.02
+_ROUND_TRIP = 0.1
 """Seconds between a check and the write acting on it (a network round trip)."""
 
 
