@@ -16,6 +16,7 @@ class TestSqliteStore(StoreConformance):
     supports_reopen = True
     supports_fault_injection = True
     supports_durable = True
+    supports_reading_snapshots = True
 
     @pytest.fixture
     def store_url(self, tmp_path: Path) -> str:
@@ -41,6 +42,7 @@ class TestPostgresStore(StoreConformance):
     supports_reopen = True
     supports_fault_injection = True
     supports_durable = True
+    supports_reading_snapshots = True
 
     @pytest.fixture
     def store_url(self, postgres_url: str) -> str:

@@ -12,6 +12,7 @@ as not declared in the "keep store certificate" pytest prints.
 from keep_sdk.conformance.stores._backlog import BacklogTests
 from keep_sdk.conformance.stores._base import StoreTestBase
 from keep_sdk.conformance.stores._changes import ChangeTests
+from keep_sdk.conformance.stores._claims_race import ClaimRaceTests
 from keep_sdk.conformance.stores._clauses import ClauseTests
 from keep_sdk.conformance.stores._commits import CommitTests
 from keep_sdk.conformance.stores._durable import DurableTestBase, DurableTests
@@ -19,11 +20,15 @@ from keep_sdk.conformance.stores._durable_clauses import DurableClauseTests
 from keep_sdk.conformance.stores._leases import LeaseTests
 from keep_sdk.conformance.stores._ledger import LedgerTests
 from keep_sdk.conformance.stores._pages import CountTests, PageTests
+from keep_sdk.conformance.stores._planning import PlanningTests
+from keep_sdk.conformance.stores._props_counts import CountPropertyTests
+from keep_sdk.conformance.stores._props_pages import PagePropertyTests
 from keep_sdk.conformance.stores._publish import PublishTests
 from keep_sdk.conformance.stores._queries import QueryTests
 from keep_sdk.conformance.stores._reservations import ReservationTests
 from keep_sdk.conformance.stores._run_facts import RunFactTests
 from keep_sdk.conformance.stores._runs import RunTests
+from keep_sdk.conformance.stores._snapshots import SnapshotTests
 from keep_sdk.conformance.stores._support import (
     FaultInjector,
     InjectedFault,
@@ -35,8 +40,10 @@ from keep_sdk.conformance.stores._times import TimeTests
 __all__ = [
     "BacklogTests",
     "ChangeTests",
+    "ClaimRaceTests",
     "ClauseTests",
     "CommitTests",
+    "CountPropertyTests",
     "CountTests",
     "DurableClauseTests",
     "DurableTestBase",
@@ -46,12 +53,15 @@ __all__ = [
     "LeaseTests",
     "LedgerTests",
     "ManualClock",
+    "PagePropertyTests",
     "PageTests",
+    "PlanningTests",
     "PublishTests",
     "QueryTests",
     "ReservationTests",
     "RunFactTests",
     "RunTests",
+    "SnapshotTests",
     "StoreConformance",
     "StoreTestBase",
     "TimeTests",
@@ -76,5 +86,10 @@ class StoreConformance(
     DurableClauseTests,
     TimeTests,
     ClauseTests,
+    PagePropertyTests,
+    CountPropertyTests,
+    ClaimRaceTests,
+    SnapshotTests,
+    PlanningTests,
 ):
     """Every store test. Subclass it as ``Test<YourStore>`` and override `store`."""

@@ -95,7 +95,8 @@ class StoreTestBase:
     """The store counts by status (`SupportsCounts`); None: when the store implements it."""
 
     supports_reading_snapshots: ClassVar[bool] = False
-    """`reading()` answers from one snapshot: another connection's commit is not seen."""
+    """`Store.reading` answers from one snapshot: a commit made through another store opened
+    by `reopen` is not visible inside the block (needs `supports_reopen`)."""
 
     backlog_size: ClassVar[int] = 10_000
     """Consumed events loaded into one topic for the bounded-peek test (``keep conformance

@@ -192,11 +192,9 @@ class SqlStore(TransactionalStore):
 
     @property
     def capabilities(self) -> frozenset[StoreCapability]:
-        """Every `StoreCapability`, but ``reading-snapshots`` only on SQLite: PostgreSQL's
-        read transactions are READ COMMITTED, so each query sees the commits made before it."""
-        if self.dialect == "sqlite":
-            return frozenset(StoreCapability)
-        return frozenset(StoreCapability) - {StoreCapability.READING_SNAPSHOTS}
+        """Every `StoreCapability`. A `reading` block is one snapshot on both dialects: a
+        SQLite read transaction in WAL mode, a PostgreSQL one at REPEATABLE READ."""
+        return frozenset(StoreCapability)
 
     def __repr__(self) -> str:
         return f"SqlStore({self.engine.url.render_as_string(hide_password=True)!r})"
@@ -217,6 +215,8 @@ class SqlStore(TransactionalStore):
         try:
             with self.engine.connect() as conn:
                 conn.execution_options(**{WRITE: write})
+                if not write and self.dialect == "postgresql":
+                    conn.execution_options(isolation_level="REPEATABLE READ")
                 with conn.begin():
                     tx = SqlTransaction(
                         conn, dialect=self.dialect, write=write, statements=self._statements
