@@ -91,5 +91,5 @@ def test_the_summary_shows_a_declared_capability_that_fails(pytester: pytest.Pyt
     result = pytester.runpytest("-p", "no:cacheprovider", "-k", "event_pages")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
-        ["*keep store certificate*", "pages * FAILED * 0 passed, 5 failed*"]
+        ["*keep store certificate*", "pages * FAILED * 0 passed, * failed*"]
     )
