@@ -22,6 +22,7 @@ from keep_sdk.stores.faults import FaultPoint
 __all__ = [
     "Work",
     "in_utc",
+    "no_handler",
     "require_entry",
     "require_event",
     "require_handler",
@@ -49,11 +50,16 @@ def require_workflow(tx: Transaction, name: str, *, lock: bool = False) -> Workf
     return found
 
 
+def no_handler(workflow: str, handler: str) -> NotFound:
+    """The error for a handler the workflow does not have."""
+    return NotFound(f"workflow {workflow!r} has no handler {handler!r}")
+
+
 def require_handler(tx: Transaction, workflow: str, handler: str) -> HandlerRecord:
     """The handler, or `NotFound`."""
     found = tx.handler(workflow, handler)
     if found is None:
-        raise NotFound(f"workflow {workflow!r} has no handler {handler!r}")
+        raise no_handler(workflow, handler)
     return found
 
 

@@ -8,14 +8,14 @@ lock. Conditional updates check their row counts.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import TypeAdapter
 from sqlalchemy import Connection, Select, delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from keep_sdk.model import Event, HandlerKind, LedgerEntry, RunRecord
+from keep_sdk.model import Event, EventStatus, HandlerKind, LedgerEntry, RunRecord
 from keep_sdk.stores._models import (
     AuditEntry,
     HandlerRecord,
@@ -191,6 +191,12 @@ class SqlTransaction(SqlDurableRows, Transaction):
             )
             self._subscribe(after)
 
+    def write_handler(self, workflow: str, name: str, changes: Mapping[str, Any]) -> bool:
+        done = self.fast.execute(
+            q.WRITE_HANDLER, {"was_workflow": workflow, "was_name": name, **changes}
+        )
+        return done.rowcount == 1
+
     def _subscribe(self, record: HandlerRecord) -> None:
         if record.subscribe:
             self.conn.execute(
@@ -246,6 +252,30 @@ class SqlTransaction(SqlDurableRows, Transaction):
             },
         )
         return done.rowcount == 1
+
+    def reserve_events(
+        self, run_id: str, workflow: str, topic: str, message_ids: Sequence[str], at: dt.datetime
+    ) -> int:
+        statement, ids = q.reserve_events(message_ids)
+        done = self.fast.execute(
+            statement,
+            {
+                "key_workflow": workflow,
+                "key_topic": topic,
+                "key_run": run_id,
+                "status": EventStatus.RESERVED.value,
+                "reserved_by": run_id,
+                "updated_at": at,
+                **ids,
+            },
+        )
+        return done.rowcount
+
+    def finish_reservations(self, run_id: str, status: EventStatus, at: dt.datetime) -> int:
+        done = self.fast.execute(
+            q.FINISH_RESERVATIONS, {"key_run": run_id, "status": status.value, "updated_at": at}
+        )
+        return done.rowcount
 
     # Runs
 
