@@ -185,6 +185,12 @@ class Transaction(Protocol):
         """The ledger entry `ledger_id`."""
         ...
 
+    def ledger_entry_and_run(self, ledger_id: str) -> tuple[LedgerEntry | None, RunRecord | None]:
+        """The ledger entry `ledger_id` and the run it belongs to (None for what is
+        missing), read together: a database answers both with one statement."""
+        entry = self.ledger_entry(ledger_id)
+        return entry, self.run(entry.run_id) if entry is not None else None
+
     def ledger_entry_for_run(self, run_id: str) -> LedgerEntry | None:
         """The ledger entry of run `run_id`."""
         ...

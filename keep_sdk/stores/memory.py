@@ -282,6 +282,10 @@ class _MemoryTransaction(MemoryDurableRows, Transaction):
     def ledger_entry(self, ledger_id: str) -> LedgerEntry | None:
         return self._t.ledger.get(ledger_id)
 
+    def ledger_entry_and_run(self, ledger_id: str) -> tuple[LedgerEntry | None, RunRecord | None]:
+        entry = self._t.ledger.get(ledger_id)
+        return entry, self._t.runs.get(entry.run_id) if entry is not None else None
+
     def ledger_entry_for_run(self, run_id: str) -> LedgerEntry | None:
         ledger_id = self._t.ledger_by_run.get(run_id)
         return self._t.ledger[ledger_id] if ledger_id else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from pydantic import JsonValue, TypeAdapter
@@ -34,6 +35,7 @@ __all__ = [
     "ledger_entry",
     "run",
     "run_values",
+    "split",
 ]
 
 _MUTATION_RESULT: TypeAdapter[MutationResultValue] = TypeAdapter(MutationResult)
@@ -210,3 +212,11 @@ def audit_entry(row: Row[Any]) -> AuditEntry:
         target=row.target,
         detail=row.detail,
     )
+
+
+def split(row: Any, prefix: str) -> Any:
+    """The columns of a joined `row` whose labels start with `prefix`, under their own
+    names (for `run`, `ledger_entry`…)."""
+    mapping = row._mapping if hasattr(row, "_mapping") else row._asdict()
+    cut = len(prefix)
+    return SimpleNamespace(**{k[cut:]: v for k, v in mapping.items() if k.startswith(prefix)})

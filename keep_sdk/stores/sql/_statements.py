@@ -45,6 +45,7 @@ __all__ = [
     "LEASES",
     "LEDGER_BY_ID",
     "LEDGER_BY_RUN",
+    "LEDGER_WITH_RUN",
     "PENDING",
     "PENDING_EVENTS",
     "RESERVED",
@@ -76,6 +77,17 @@ def _lookup(query: Select[Any]) -> Lookup:
 RUN_BY_ID = _lookup(select(t.runs).where(t.runs.c.id == bindparam("key_id")))
 LEDGER_BY_ID = _lookup(select(t.ledger).where(t.ledger.c.id == bindparam("key_id")))
 LEDGER_BY_RUN = _lookup(select(t.ledger).where(t.ledger.c.run_id == bindparam("key_run")))
+LEDGER_WITH_RUN = _lookup(
+    select(
+        *(c.label(f"ledger_{c.name}") for c in t.ledger.c),
+        *(c.label(f"run_{c.name}") for c in t.runs.c),
+    )
+    .join_from(t.ledger, t.runs, t.runs.c.id == t.ledger.c.run_id)
+    .where(t.ledger.c.id == bindparam("key_id"))
+)
+"""A ledger entry's columns (``ledger_*``) beside its run's (``run_*``), plain or locking
+both rows."""
+
 WRITE_RUN: Update = update(t.runs).where(
     t.runs.c.id == bindparam("was_id"),
     t.runs.c.status == bindparam("was_status"),

@@ -324,6 +324,13 @@ class SqlTransaction(SqlDurableRows, Transaction):
         row = self.fast.execute(self._pick(q.LEDGER_BY_ID), {"key_id": ledger_id}).first()
         return rows.ledger_entry(row) if row is not None else None
 
+    def ledger_entry_and_run(self, ledger_id: str) -> tuple[LedgerEntry | None, RunRecord | None]:
+        row = self.fast.execute(self._pick(q.LEDGER_WITH_RUN), {"key_id": ledger_id}).first()
+        if row is None:
+            entry = self.ledger_entry(ledger_id)
+            return entry, self.run(entry.run_id) if entry is not None else None
+        return rows.ledger_entry(rows.split(row, "ledger_")), rows.run(rows.split(row, "run_"))
+
     def ledger_entry_for_run(self, run_id: str) -> LedgerEntry | None:
         row = self.fast.execute(self._pick(q.LEDGER_BY_RUN), {"key_run": run_id}).first()
         return rows.ledger_entry(row) if row is not None else None
