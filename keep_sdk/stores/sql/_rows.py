@@ -217,6 +217,5 @@ def audit_entry(row: Row[Any]) -> AuditEntry:
 def split(row: Any, prefix: str) -> Any:
     """The columns of a joined `row` whose labels start with `prefix`, under their own
     names (for `run`, `ledger_entry`…)."""
-    mapping = row._mapping if hasattr(row, "_mapping") else row._asdict()
     cut = len(prefix)
-    return SimpleNamespace(**{k[cut:]: v for k, v in mapping.items() if k.startswith(prefix)})
+    return SimpleNamespace(**{k[cut:]: v for k, v in row._asdict().items() if k.startswith(prefix)})
