@@ -307,13 +307,14 @@ class SqlTransaction(SqlDurableRows, Transaction):
         )
 
     def update_run(self, before: RunRecord, after: RunRecord) -> bool:
+        values = rows.written(before, after, rows.run_values(after))
         done = self.fast.execute(
             q.WRITE_RUN,
             {
                 "was_id": before.id,
                 "was_status": before.status.value,
                 "was_phase": before.phase.value,
-                **rows.run_values(after),
+                **(values or {"status": after.status.value}),
             },
         )
         return done.rowcount == 1
@@ -348,6 +349,7 @@ class SqlTransaction(SqlDurableRows, Transaction):
         values = rows.entry_values(after)
         for fixed in ("id", "run_id", "workflow", "handler", "created_at"):
             values.pop(fixed)
+        values = rows.written(before, after, values) or {"status": values["status"]}
         done = self.fast.execute(
             q.WRITE_ENTRY, {"was_id": before.id, "was_status": before.status.value, **values}
         )
