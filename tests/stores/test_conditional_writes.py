@@ -156,6 +156,8 @@ def test_reserving_and_consuming_take_the_same_statements_for_one_event_or_many(
     assert len(event_writes) == 2, event_writes
     assert not any(s.startswith("SELECT keep_handlers") for s in committing), committing
     assert not any(s.startswith("SELECT keep_events") for s in committing), committing
+    [run_write] = [s for s in committing if s.startswith("UPDATE keep_runs")]
+    assert "prepare_result" not in run_write.split("WHERE")[0], run_write
     events = sqlite.events_by_ids("wf", "in", ids)
     assert [e.status for e in events] == [EventStatus.CONSUMED] * count
     assert all(e.reserved_by == run.id for e in events)
