@@ -11,14 +11,20 @@ only while the stored row still matches `before` in the fields named in its
 docstring, and says with its return value whether it did; a store that
 serializes its transactions (one lock, SQLite's write lock) can simply write
 and return True. A transaction opened with ``write=False`` is only read.
+
+A few writes (`reserve_events`, `finish_reservations`, `write_handler`) change
+rows the commit point has not read and report how many they changed; their
+default bodies are built on the methods above, and a database overrides them with
+one conditional ``UPDATE`` each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Protocol
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
-from keep_sdk.model import Event, LedgerEntry, RunRecord
+from keep_sdk.model import Event, EventStatus, LedgerEntry, RunRecord
 from keep_sdk.stores._models import (
     AuditEntry,
     HandlerRecord,
@@ -79,6 +85,16 @@ class Transaction(Protocol):
         """Write `after` over the handler read as `before`."""
         ...
 
+    def write_handler(self, workflow: str, name: str, changes: Mapping[str, Any]) -> bool:
+        """Set the fields `changes` (of state, has_state, wake_at, next_run_at, updated_at)
+        on the handler `name` of the workflow without reading it first; False (nothing
+        written) when there is no such handler."""
+        found = self.handler(workflow, name)
+        if found is None:
+            return False
+        self.update_handler(found, found.model_copy(update=dict(changes)))
+        return True
+
     # Events
 
     def event(self, event_id: str) -> Event | None:
@@ -112,6 +128,33 @@ class Transaction(Protocol):
         `before`; whether it did."""
         ...
 
+    def reserve_events(
+        self, run_id: str, workflow: str, topic: str, message_ids: Sequence[str], at: dt.datetime
+    ) -> int:
+        """Reserve for run `run_id` the topic's events with these distinct messageIds that
+        are pending or reserved by that run already (status reserved, reserved_by
+        `run_id`, updated_at `at`), leaving the others alone; how many it reserved. Fewer
+        than `message_ids` means some are missing or taken: the caller reads them to say
+        which, and rolls back."""
+        reserved = 0
+        for event in self.events_by_keys(workflow, topic, message_ids):
+            held = event.status is EventStatus.RESERVED and event.reserved_by == run_id
+            if event.status is EventStatus.PENDING or held:
+                after = event.model_copy(
+                    update={"status": EventStatus.RESERVED, "reserved_by": run_id, "updated_at": at}
+                )
+                reserved += self.update_event(event, after)
+        return reserved
+
+    def finish_reservations(self, run_id: str, status: EventStatus, at: dt.datetime) -> int:
+        """Set every event run `run_id` holds (status reserved, reserved_by `run_id`) to
+        `status` (consumed or skipped; reserved_by kept), updated_at `at`; how many."""
+        finished = 0
+        for event in self.reserved_events(run_id):
+            after = event.model_copy(update={"status": status, "updated_at": at})
+            finished += self.update_event(event, after)
+        return finished
+
     # Runs
 
     def run(self, run_id: str) -> RunRecord | None:
@@ -141,6 +184,12 @@ class Transaction(Protocol):
     def ledger_entry(self, ledger_id: str) -> LedgerEntry | None:
         """The ledger entry `ledger_id`."""
         ...
+
+    def ledger_entry_and_run(self, ledger_id: str) -> tuple[LedgerEntry | None, RunRecord | None]:
+        """The ledger entry `ledger_id` and the run it belongs to (None for what is
+        missing), read together: a database answers both with one statement."""
+        entry = self.ledger_entry(ledger_id)
+        return entry, self.run(entry.run_id) if entry is not None else None
 
     def ledger_entry_for_run(self, run_id: str) -> LedgerEntry | None:
         """The ledger entry of run `run_id`."""

@@ -12,10 +12,11 @@ them too.
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from keep_sdk.errors import MutationConflict
 from keep_sdk.model import Event, EventStatus, LedgerEntry, RunRecord, RunStatus
@@ -184,6 +185,13 @@ class _MemoryTransaction(MemoryDurableRows, Transaction):
     def update_handler(self, before: HandlerRecord, after: HandlerRecord) -> None:
         self._put(self._t.handlers, (after.workflow, after.name), after)
 
+    def write_handler(self, workflow: str, name: str, changes: Mapping[str, Any]) -> bool:
+        found = self._t.handlers.get((workflow, name))
+        if found is None:
+            return False
+        self._put(self._t.handlers, (workflow, name), found.model_copy(update=dict(changes)))
+        return True
+
     # Events
 
     def event(self, event_id: str) -> Event | None:
@@ -221,6 +229,24 @@ class _MemoryTransaction(MemoryDurableRows, Transaction):
         self._set_event(after.id, after)
         return True
 
+    def reserve_events(
+        self, run_id: str, workflow: str, topic: str, message_ids: Sequence[str], at: dt.datetime
+    ) -> int:
+        reserved = 0
+        for event in self.events_by_keys(workflow, topic, message_ids):
+            held = event.status is EventStatus.RESERVED and event.reserved_by == run_id
+            if event.status is EventStatus.PENDING or held:
+                changes = {"status": EventStatus.RESERVED, "reserved_by": run_id, "updated_at": at}
+                self._set_event(event.id, event.model_copy(update=changes))
+                reserved += 1
+        return reserved
+
+    def finish_reservations(self, run_id: str, status: EventStatus, at: dt.datetime) -> int:
+        held = self.reserved_events(run_id)
+        for event in held:
+            self._set_event(event.id, event.model_copy(update={"status": status, "updated_at": at}))
+        return len(held)
+
     def _set_event(self, event_id: str, event: Event) -> None:
         old = self._t.events.get(event_id)
         self._t.set_event(event_id, event)
@@ -256,6 +282,10 @@ class _MemoryTransaction(MemoryDurableRows, Transaction):
 
     def ledger_entry(self, ledger_id: str) -> LedgerEntry | None:
         return self._t.ledger.get(ledger_id)
+
+    def ledger_entry_and_run(self, ledger_id: str) -> tuple[LedgerEntry | None, RunRecord | None]:
+        entry = self._t.ledger.get(ledger_id)
+        return entry, self._t.runs.get(entry.run_id) if entry is not None else None
 
     def ledger_entry_for_run(self, run_id: str) -> LedgerEntry | None:
         ledger_id = self._t.ledger_by_run.get(run_id)

@@ -52,25 +52,22 @@ def publish(
     w: Work, workflow: str, publication: Publication, created_by: str | None
 ) -> PublishResult:
     """Create the event, replace a pending unreserved one, or leave a duplicate alone."""
-    key = (workflow, publication.topic, [publication.message_id])
-    found = w.tx.events_by_keys(*key)
+    event = Event(
+        id=rules.new_id("evt"),
+        workflow=workflow,
+        topic=publication.topic,
+        message_id=publication.message_id,
+        title=publication.title,
+        payload=publication.payload,
+        created_by=created_by,
+        created_at=w.now,
+        updated_at=w.now,
+    )
+    if w.tx.insert_event(event):
+        return PublishResult(outcome=PublishOutcome.CREATED, event=event)
+    found = w.tx.events_by_keys(workflow, publication.topic, [publication.message_id])
     if not found:
-        event = Event(
-            id=rules.new_id("evt"),
-            workflow=workflow,
-            topic=publication.topic,
-            message_id=publication.message_id,
-            title=publication.title,
-            payload=publication.payload,
-            created_by=created_by,
-            created_at=w.now,
-            updated_at=w.now,
-        )
-        if w.tx.insert_event(event):
-            return PublishResult(outcome=PublishOutcome.CREATED, event=event)
-        found = w.tx.events_by_keys(*key)
-        if not found:
-            raise StoreConflict(f"event {publication.message_id} vanished while published")
+        raise StoreConflict(f"event {publication.message_id} vanished while published")
     existing = found[0]
     outcome = rules.publish_outcome(existing)
     if outcome is not PublishOutcome.REPLACED:

@@ -10,7 +10,14 @@ from pydantic import JsonValue
 from keep_sdk.model import LedgerEntry, LedgerStatus, RunPhase, RunRecord
 from keep_sdk.stores import _rules as rules
 from keep_sdk.stores._commit._core import StoreCore
-from keep_sdk.stores._commit.work import Work, in_utc, require_entry, require_run
+from keep_sdk.stores._commit.work import (
+    Work,
+    in_utc,
+    no_entry,
+    no_run,
+    require_entry,
+    require_run,
+)
 from keep_sdk.stores._models import Resolution
 from keep_sdk.stores.faults import FaultPoint
 
@@ -122,9 +129,12 @@ def settle(
 ) -> tuple[LedgerEntry, RunRecord]:
     """Move an unsettled entry to `target`; an applied mutation also moves its run, unless
     not `move_run` (the caller writes the run). The entry and its run as they now stand."""
-    entry = require_entry(w.tx, ledger_id)
+    entry, run = w.tx.ledger_entry_and_run(ledger_id)
+    if entry is None:
+        raise no_entry(ledger_id)
     rules.check_ledger_change(entry, _SETTLING, target.value)
-    run = require_run(w.tx, entry.run_id)
+    if run is None:
+        raise no_run(entry.run_id)
     rules.check_ledger_run(run, entry)
     if target is LedgerStatus.NEEDS_RECONCILE:
         changes["reconcile_attempts"] = rules.reconcile_attempts_after(entry)

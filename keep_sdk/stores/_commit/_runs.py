@@ -30,6 +30,7 @@ from keep_sdk.stores._commit._workflows import update_handler
 from keep_sdk.stores._commit.work import (
     Work,
     in_utc,
+    no_handler,
     require_handler,
     require_run,
     require_workflow,
@@ -244,7 +245,10 @@ class RunPoints(StoreCore):
 
 
 def _save_state(w: Work, run: RunRecord, **changes: Any) -> None:
-    update_handler(w, require_handler(w.tx, run.workflow, run.handler), **changes)
+    """Write `changes` to `run`'s handler, stamped `now`, in one write (`NotFound` if the
+    handler is gone)."""
+    if not w.tx.write_handler(run.workflow, run.handler, {**changes, "updated_at": w.now}):
+        raise no_handler(run.workflow, run.handler)
 
 
 def _publish_all(
@@ -369,22 +373,18 @@ def _reserve(
     """Reserve the events `result` names for `run` (all pending, or nothing and
     `EventNotPending`) and save its wakeAt on the handler."""
     requested = result.reserved_ids
-    found = [
-        event
-        for topic, ids in requested.items()
-        for event in w.tx.events_by_keys(run.workflow, topic, ids)
-    ]
-    for event in rules.check_reservable(run, requested, found):
-        w.update_event(
-            event,
-            event.model_copy(
-                update={"status": EventStatus.RESERVED, "reserved_by": run.id, "updated_at": w.now}
-            ),
-            EventNotPending(
-                f"event {event.topic}/{event.message_id} was reserved by another run "
-                "meanwhile; nothing was reserved"
-            ),
-        )
+    for topic, ids in requested.items():
+        if w.tx.reserve_events(run.id, run.workflow, topic, ids, w.now) != len(ids):
+            found = [
+                event
+                for name, named in requested.items()
+                for event in w.tx.events_by_keys(run.workflow, name, named)
+            ]
+            rules.check_reservable(run, requested, found)
+            raise EventNotPending(
+                f"an event of topic {topic} was reserved by another run meanwhile; "
+                "nothing was reserved"
+            )
         w.fault(FaultPoint.SAVE_PREPARE_EVENT)
     w.fault(FaultPoint.SAVE_PREPARE_RUN)
     record = handler or require_handler(w.tx, run.workflow, run.handler)
@@ -411,12 +411,7 @@ def _commit_consumer(
     ledger = entry if entry is not None else w.tx.ledger_entry_for_run(run.id)
     effective = rules.check_commit_consumer(run, ledger, mutation_result)
     final = EventStatus.SKIPPED if isinstance(effective, MutationSkipped) else EventStatus.CONSUMED
-    for event in w.tx.reserved_events(run.id):
-        w.update_event(
-            event,
-            event.model_copy(update={"status": final, "updated_at": w.now}),
-            StoreConflict(f"event {event.id} changed while run {run.id} committed"),
-        )
+    if w.tx.finish_reservations(run.id, final, w.now):
         w.fault(FaultPoint.COMMIT_CONSUMER_EVENT)
     if state is not UNCHANGED:
         _save_state(w, run, state=state, has_state=True)

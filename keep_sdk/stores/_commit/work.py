@@ -22,6 +22,9 @@ from keep_sdk.stores.faults import FaultPoint
 __all__ = [
     "Work",
     "in_utc",
+    "no_entry",
+    "no_handler",
+    "no_run",
     "require_entry",
     "require_event",
     "require_handler",
@@ -49,11 +52,16 @@ def require_workflow(tx: Transaction, name: str, *, lock: bool = False) -> Workf
     return found
 
 
+def no_handler(workflow: str, handler: str) -> NotFound:
+    """The error for a handler the workflow does not have."""
+    return NotFound(f"workflow {workflow!r} has no handler {handler!r}")
+
+
 def require_handler(tx: Transaction, workflow: str, handler: str) -> HandlerRecord:
     """The handler, or `NotFound`."""
     found = tx.handler(workflow, handler)
     if found is None:
-        raise NotFound(f"workflow {workflow!r} has no handler {handler!r}")
+        raise no_handler(workflow, handler)
     return found
 
 
@@ -65,19 +73,29 @@ def require_event(tx: Transaction, event_id: str) -> Event:
     return found
 
 
+def no_run(run_id: str) -> NotFound:
+    """The error for a run that does not exist."""
+    return NotFound(f"no run with id {run_id!r}")
+
+
 def require_run(tx: Transaction, run_id: str) -> RunRecord:
     """The run, or `NotFound`."""
     found = tx.run(run_id)
     if found is None:
-        raise NotFound(f"no run with id {run_id!r}")
+        raise no_run(run_id)
     return found
+
+
+def no_entry(ledger_id: str) -> NotFound:
+    """The error for a ledger entry that does not exist."""
+    return NotFound(f"no ledger entry with id {ledger_id!r}")
 
 
 def require_entry(tx: Transaction, ledger_id: str) -> LedgerEntry:
     """The ledger entry, or `NotFound`."""
     found = tx.ledger_entry(ledger_id)
     if found is None:
-        raise NotFound(f"no ledger entry with id {ledger_id!r}")
+        raise no_entry(ledger_id)
     return found
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from pydantic import JsonValue, TypeAdapter
@@ -34,6 +35,8 @@ __all__ = [
     "ledger_entry",
     "run",
     "run_values",
+    "split",
+    "written",
 ]
 
 _MUTATION_RESULT: TypeAdapter[MutationResultValue] = TypeAdapter(MutationResult)
@@ -210,3 +213,18 @@ def audit_entry(row: Row[Any]) -> AuditEntry:
         target=row.target,
         detail=row.detail,
     )
+
+
+def split(row: Any, prefix: str) -> Any:
+    """The columns of a joined `row` whose labels start with `prefix`, under their own
+    names (for `run`, `ledger_entry`…)."""
+    cut = len(prefix)
+    return SimpleNamespace(**{k[cut:]: v for k, v in row._asdict().items() if k.startswith(prefix)})
+
+
+def written(before: Any, after: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """The `values` (columns of `after`) whose field is not the very object `before`
+    holds: what a ``model_copy(update=…)`` of `before` changed, at least. Identity, not
+    equality, so a JSON value that compares equal but is not the same (``1`` and
+    ``True``) is still written."""
+    return {k: v for k, v in values.items() if getattr(after, k) is not getattr(before, k)}

@@ -38,12 +38,14 @@ __all__ = [
     "DUE_RECONCILIATIONS",
     "EVENTS_BY_MESSAGE_IDS",
     "EVENT_BY_ID",
+    "FINISH_RESERVATIONS",
     "HANDLER_BY_KEY",
     "INSERT_ENTRY",
     "INSERT_RUN",
     "LEASES",
     "LEDGER_BY_ID",
     "LEDGER_BY_RUN",
+    "LEDGER_WITH_RUN",
     "PENDING",
     "PENDING_EVENTS",
     "RESERVED",
@@ -60,6 +62,7 @@ __all__ = [
     "events_by_message_ids",
     "insert_event",
     "pending",
+    "reserve_events",
     "runs_where",
 ]
 
@@ -74,6 +77,17 @@ def _lookup(query: Select[Any]) -> Lookup:
 RUN_BY_ID = _lookup(select(t.runs).where(t.runs.c.id == bindparam("key_id")))
 LEDGER_BY_ID = _lookup(select(t.ledger).where(t.ledger.c.id == bindparam("key_id")))
 LEDGER_BY_RUN = _lookup(select(t.ledger).where(t.ledger.c.run_id == bindparam("key_run")))
+LEDGER_WITH_RUN = _lookup(
+    select(
+        *(c.label(f"ledger_{c.name}") for c in t.ledger.c),
+        *(c.label(f"run_{c.name}") for c in t.runs.c),
+    )
+    .join_from(t.ledger, t.runs, t.runs.c.id == t.ledger.c.run_id)
+    .where(t.ledger.c.id == bindparam("key_id"))
+)
+"""A ledger entry's columns (``ledger_*``) beside its run's (``run_*``), plain or locking
+both rows."""
+
 WRITE_RUN: Update = update(t.runs).where(
     t.runs.c.id == bindparam("was_id"),
     t.runs.c.status == bindparam("was_status"),
@@ -151,6 +165,12 @@ WRITE_EVENT: Update = update(t.events).where(
 )
 """Set the columns named in the parameters of an event still as read (was_id, was_status,
 was_reserved_by)."""
+
+FINISH_RESERVATIONS: Update = update(t.events).where(
+    t.events.c.reserved_by == bindparam("key_run"), RESERVED
+)
+"""Set the columns named in the parameters (status, updated_at) of every event key_run
+holds, through the partial index ``ix_events_reserved``."""
 
 WRITE_HANDLER: Update = update(t.handlers).where(
     t.handlers.c.workflow == bindparam("was_workflow"), t.handlers.c.name == bindparam("was_name")
@@ -261,6 +281,34 @@ def _listed_ids(count: int) -> Lookup:
             t.events.c.message_id.in_([bindparam(f"key_id_{i}") for i in range(count)]),
         )
     )
+
+
+def _reservable(ids: ColumnElement[bool]) -> Update:
+    return update(t.events).where(
+        t.events.c.workflow == bindparam("key_workflow"),
+        t.events.c.topic == bindparam("key_topic"),
+        ids,
+        or_(PENDING, and_(RESERVED, t.events.c.reserved_by == bindparam("key_run"))),
+    )
+
+
+@functools.cache
+def _reserve_listed(count: int) -> Update:
+    return _reservable(t.events.c.message_id.in_([bindparam(f"key_id_{i}") for i in range(count)]))
+
+
+_RESERVE_EXPANDING = _reservable(t.events.c.message_id.in_(bindparam("key_ids", expanding=True)))
+
+
+def reserve_events(ids: Sequence[str]) -> tuple[Update, dict[str, Any]]:
+    """The update setting the columns named in its parameters (status, reserved_by,
+    updated_at) on a topic's events with messageIds `ids` that are pending or held by
+    key_run already, and the parameters for `ids` beside ``key_workflow``, ``key_topic``
+    and ``key_run`` (one statement per number of ids up to 32, as
+    `events_by_message_ids`)."""
+    if not 0 < len(ids) <= _MAX_LISTED_IDS:
+        return _RESERVE_EXPANDING, {"key_ids": list(ids)}
+    return _reserve_listed(len(ids)), {f"key_id_{i}": m for i, m in enumerate(ids)}
 
 
 def events_by_message_ids(ids: Sequence[str]) -> tuple[Lookup, dict[str, Any]]:

@@ -8,14 +8,14 @@ lock. Conditional updates check their row counts.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import TypeAdapter
 from sqlalchemy import Connection, Select, delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from keep_sdk.model import Event, HandlerKind, LedgerEntry, RunRecord
+from keep_sdk.model import Event, EventStatus, HandlerKind, LedgerEntry, RunRecord
 from keep_sdk.stores._models import (
     AuditEntry,
     HandlerRecord,
@@ -191,6 +191,12 @@ class SqlTransaction(SqlDurableRows, Transaction):
             )
             self._subscribe(after)
 
+    def write_handler(self, workflow: str, name: str, changes: Mapping[str, Any]) -> bool:
+        done = self.fast.execute(
+            q.WRITE_HANDLER, {"was_workflow": workflow, "was_name": name, **changes}
+        )
+        return done.rowcount == 1
+
     def _subscribe(self, record: HandlerRecord) -> None:
         if record.subscribe:
             self.conn.execute(
@@ -247,6 +253,30 @@ class SqlTransaction(SqlDurableRows, Transaction):
         )
         return done.rowcount == 1
 
+    def reserve_events(
+        self, run_id: str, workflow: str, topic: str, message_ids: Sequence[str], at: dt.datetime
+    ) -> int:
+        statement, ids = q.reserve_events(message_ids)
+        done = self.fast.execute(
+            statement,
+            {
+                "key_workflow": workflow,
+                "key_topic": topic,
+                "key_run": run_id,
+                "status": EventStatus.RESERVED.value,
+                "reserved_by": run_id,
+                "updated_at": at,
+                **ids,
+            },
+        )
+        return done.rowcount
+
+    def finish_reservations(self, run_id: str, status: EventStatus, at: dt.datetime) -> int:
+        done = self.fast.execute(
+            q.FINISH_RESERVATIONS, {"key_run": run_id, "status": status.value, "updated_at": at}
+        )
+        return done.rowcount
+
     # Runs
 
     def run(self, run_id: str) -> RunRecord | None:
@@ -277,13 +307,14 @@ class SqlTransaction(SqlDurableRows, Transaction):
         )
 
     def update_run(self, before: RunRecord, after: RunRecord) -> bool:
+        values = rows.written(before, after, rows.run_values(after))
         done = self.fast.execute(
             q.WRITE_RUN,
             {
                 "was_id": before.id,
                 "was_status": before.status.value,
                 "was_phase": before.phase.value,
-                **rows.run_values(after),
+                **(values or {"status": after.status.value}),
             },
         )
         return done.rowcount == 1
@@ -293,6 +324,13 @@ class SqlTransaction(SqlDurableRows, Transaction):
     def ledger_entry(self, ledger_id: str) -> LedgerEntry | None:
         row = self.fast.execute(self._pick(q.LEDGER_BY_ID), {"key_id": ledger_id}).first()
         return rows.ledger_entry(row) if row is not None else None
+
+    def ledger_entry_and_run(self, ledger_id: str) -> tuple[LedgerEntry | None, RunRecord | None]:
+        row = self.fast.execute(self._pick(q.LEDGER_WITH_RUN), {"key_id": ledger_id}).first()
+        if row is None:
+            entry = self.ledger_entry(ledger_id)
+            return entry, self.run(entry.run_id) if entry is not None else None
+        return rows.ledger_entry(rows.split(row, "ledger_")), rows.run(rows.split(row, "run_"))
 
     def ledger_entry_for_run(self, run_id: str) -> LedgerEntry | None:
         row = self.fast.execute(self._pick(q.LEDGER_BY_RUN), {"key_run": run_id}).first()
@@ -311,6 +349,7 @@ class SqlTransaction(SqlDurableRows, Transaction):
         values = rows.entry_values(after)
         for fixed in ("id", "run_id", "workflow", "handler", "created_at"):
             values.pop(fixed)
+        values = rows.written(before, after, values) or {"status": values["status"]}
         done = self.fast.execute(
             q.WRITE_ENTRY, {"was_id": before.id, "was_status": before.status.value, **values}
         )
