@@ -6,10 +6,10 @@ import datetime as dt
 
 from pydantic import JsonValue, ValidationError
 
+from keep_sdk.contract.codec import measure
 from keep_sdk.contract.workflow import ConsumerManifest
 from keep_sdk.errors import LimitExceeded, LogicError
 from keep_sdk.model import HostPolicy, PrepareResult, explain_validation_error
-from keep_sdk.sandbox.codec import measure
 
 __all__ = ["check_prepare_result", "check_size"]
 

@@ -1,7 +1,7 @@
 """Host-side checks of the arguments a script passed to a ctx call.
 
 The script's stub serialized its arguments at call time; here they are a parsed
-JSON list that already passed the boundary codec (`keep_sdk.sandbox.codec`). Each
+JSON list that already passed the boundary codec (`keep_sdk.contract.codec`). Each
 function returns the arguments the host interface receives, or
 raises a `LogicError` (`InvalidArguments` for a malformed call).
 """

@@ -7,6 +7,7 @@ from typing import Final
 
 from pydantic import JsonValue
 
+from keep_sdk.contract.codec import cut
 from keep_sdk.errors import (
     ConnectorError,
     LimitExceeded,
@@ -18,7 +19,6 @@ from keep_sdk.errors import (
     UncertainOutcome,
 )
 from keep_sdk.model import FailureKind
-from keep_sdk.sandbox.codec import cut
 from keep_sdk.sandbox.outcome import (
     CallFailed,
     InternalFailure,

@@ -20,10 +20,11 @@ from typing import Any, Final, NoReturn
 import quickjs
 from pydantic import JsonValue
 
+from keep_sdk.contract import codec
 from keep_sdk.contract.admission import PUBLISH_RESERVE
+from keep_sdk.contract.codec import BoundaryError
 from keep_sdk.errors import KeepError
 from keep_sdk.model import HandlerPhase
-from keep_sdk.sandbox import codec
 from keep_sdk.sandbox._arguments import connector_arguments, topic_arguments
 from keep_sdk.sandbox._failures import (
     PRELUDE_PAD,
@@ -37,7 +38,6 @@ from keep_sdk.sandbox._shadowing import keep_declared_at
 from keep_sdk.sandbox._sites import ApprovedSites
 from keep_sdk.sandbox.bytecode import ModuleLoader, PreludeLoader
 from keep_sdk.sandbox.capabilities import Capabilities
-from keep_sdk.sandbox.codec import BoundaryError
 from keep_sdk.sandbox.interrupt import CPU_TIME, WALL_TIME, InterruptGuard
 from keep_sdk.sandbox.outcome import (
     Completed,

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 
+from keep_sdk.contract.codec import clean_text, cut
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.contract.workflow import CallSite
 from keep_sdk.errors import (
@@ -27,7 +28,6 @@ from keep_sdk.errors import (
     UncertainOutcome,
 )
 from keep_sdk.model import FailureKind, HandlerPhase, HostPolicy
-from keep_sdk.sandbox.codec import clean_text, cut
 
 __all__ = [
     "MESSAGE_LIMIT",

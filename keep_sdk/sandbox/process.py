@@ -23,9 +23,9 @@ from typing import Any, Final
 
 from pydantic import JsonValue
 
+from keep_sdk.contract import codec
 from keep_sdk.errors import InternalError
 from keep_sdk.model import SandboxLimits
-from keep_sdk.sandbox import codec
 from keep_sdk.sandbox._failures import outcome_for_host_error
 from keep_sdk.sandbox._host import HostInterface
 from keep_sdk.sandbox.contexts import CONTEXT_FIELDS, ContextLog, RequestContexts

@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keep_sdk.connectors.secrets import Redactor
+from keep_sdk.contract.codec import BoundaryError, check
 from keep_sdk.contract.durable import check_correlation_key
 from keep_sdk.errors import InvalidArguments
 from keep_sdk.model import HostPolicy, SandboxLimits
 from keep_sdk.runtime.durable import notification_result
-from keep_sdk.sandbox.codec import BoundaryError, check
 
 POLICY = HostPolicy(sandbox=SandboxLimits(max_value_bytes=2048, max_value_depth=8))
 LIMITS = POLICY.sandbox

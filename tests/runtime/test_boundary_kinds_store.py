@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from keep_sdk.contract.codec import check
 from keep_sdk.model import EventStatus, RunStatus, SandboxLimits
-from keep_sdk.sandbox.codec import check
 from tests.runtime.harness import fast_policy, make_env
 
 ADVERSARIAL = r"""

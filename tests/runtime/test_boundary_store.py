@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from keep_sdk.contract.codec import check
 from keep_sdk.model import EventStatus, RunStatus
 from keep_sdk.sandbox import InProcessIsolation, ProcessIsolation
-from keep_sdk.sandbox.codec import check
 from tests.runtime.harness import make_env
 
 POISON = """

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from keep_sdk.contract.codec import MAX_SAFE_INTEGER
 from keep_sdk.model import HandlerPhase, HostPolicy, SandboxLimits
 from keep_sdk.sandbox import (
     Completed,
@@ -22,7 +23,6 @@ from keep_sdk.sandbox import (
     LogicFailure,
     ProcessIsolation,
 )
-from keep_sdk.sandbox.codec import MAX_SAFE_INTEGER
 from tests.sandbox.boundary_helpers import Isolated, TopicHost
 from tests.sandbox.helpers import consumer, producer, request
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keep_sdk.sandbox import codec
-from keep_sdk.sandbox.codec import BoundaryError
+from keep_sdk.contract import codec
+from keep_sdk.contract.codec import BoundaryError
 
 
 def _decode(text: str, *, max_bytes: int = 1_000_000, max_depth: int = 16) -> Any:

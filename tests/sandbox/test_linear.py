@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import pytest
 
+from keep_sdk.contract import codec
 from keep_sdk.model import PrepareResult, Reservation, SandboxLimits
-from keep_sdk.sandbox import codec
 from keep_sdk.sandbox.frames import FrameReader, write_frame
 
 Action = Callable[[], object]
