@@ -79,6 +79,7 @@ def test_a_zombie_holder_counts_as_dead(tmp_path: Path) -> None:
         f"{default_worker_name().split(':')[0]}:notanumber:x",
         default_worker_name(),
     ],
+    ids=["another-host", "no-pid", "pid-not-a-number", "this-process"],
 )
 def test_what_cannot_be_proven_dead_is_alive(owner: str) -> None:
     assert not holder_is_dead(owner, NOW)
