@@ -14,8 +14,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from pydantic import BaseModel, JsonValue, RootModel
 
 from keep_sdk.connectors.base import Connector
@@ -50,6 +48,9 @@ def check_arguments_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     closed = {"type": "object", "additionalProperties": False, **schema}
     if closed.get("type") != "object":
         raise ValueError('an argument schema must describe an object: type = "object"')
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+
     try:
         Draft202012Validator.check_schema(closed)
     except SchemaError as exc:
@@ -85,6 +86,8 @@ class SchemaOperation(Operation[JsonArguments]):
             name=name,
             description=description,
         )
+        from jsonschema import Draft202012Validator
+
         self.schema = check_arguments_schema(schema)
         self._validator = Draft202012Validator(self.schema)
 

@@ -41,6 +41,17 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 RUNNING = ("quickjs", "tree_sitter", "keep_sdk.sandbox", "keep_sdk.validator", "keep_sdk.runtime")
 """What runs or checks a script: a command that only writes to the store imports none of it."""
 
+NOT_FOR_SQLITE = (
+    "sqlalchemy.dialects.postgresql",
+    "psycopg",
+    "asyncpg",
+    "jsonschema",
+    "referencing",
+)
+"""Modules a command writing to a SQLite store needs none of: the PostgreSQL dialect and
+drivers, and the JSON Schema checker (keep.toml's argument schemas are checked by whoever
+builds a connector)."""
+
 DEMO = Path(__file__).parents[2] / "fixtures" / "workflows" / "demo" / "invoices.js"
 
 
@@ -58,6 +69,10 @@ def _imported(*args: str, cwd: Path | None = None) -> set[str]:
 
 def _running(imported: set[str]) -> list[str]:
     return sorted(m for m in imported if m.split(".")[0] in RUNNING or m.startswith(RUNNING))
+
+
+def _not_for_sqlite(imported: set[str]) -> list[str]:
+    return sorted(m for m in imported if m.startswith(NOT_FOR_SQLITE))
 
 
 def test_version_imports_no_heavy_module() -> None:
@@ -101,6 +116,7 @@ def test_publish_imports_nothing_that_runs_a_script(deployed: tuple[Path, str]) 
     )
     assert "keep_sdk.stores.sql" in imported
     assert _running(imported) == []
+    assert _not_for_sqlite(imported) == []
     events = CliRunner().invoke(cli, ["events", "--store", store, "--json"])
     assert "startup" in events.output
 
@@ -112,6 +128,7 @@ def test_notify_of_an_unknown_key_imports_nothing_that_runs_a_script(
     imported = _imported("notify", "kc-" + "0" * 40, "--result", "{}", "--store", store, cwd=folder)
     assert "keep_sdk.stores.sql" in imported
     assert _running(imported) == []
+    assert _not_for_sqlite(imported) == []
 
 
 def test_the_wait_default_a_help_shows_is_the_lease_time_to_live() -> None:
