@@ -39,7 +39,8 @@ def test_the_trace_of_a_run_shows_each_phase_with_arguments_and_results(tmp_path
     assert "prepare: 1 call" in out
     assert "mutate: 1 call" in out
     assert "next: 1 call" in out
-    assert "requested  sheets.appendRow" in out
+    assert "applied  sheets.appendRow" in out
+    assert "requested" not in out
     assert '"rowNumber":1' in out or '"rowNumber":' in out
     code, out, _ = keep("runs", add_row["id"], "--store", store, "--trace", "--json")
     [run] = json.loads(out)
@@ -61,3 +62,18 @@ def test_an_unknown_run_is_one_clear_message(tmp_path: Path) -> None:
     assert code == 1
     assert "no run with id 'run_nope'" in err
     assert "Traceback" not in err + out
+
+
+def test_an_uncertain_mutation_shows_uncertain_and_why(tmp_path: Path) -> None:
+    from tests.cli.test_resolving import escalate
+
+    store = f"sqlite:///{tmp_path / 'keep.db'}"
+    run_id = escalate(tmp_path, store)
+    code, out, _ = keep("runs", run_id, "--store", store, "--trace", "--json")
+    [run] = json.loads(out)
+    assert run["error"]
+    code, out, _ = keep("runs", run_id, "--store", store, "--trace")
+    assert code == 0
+    assert "uncertain  slack.postMessage" in out
+    assert "requested" not in out
+    assert f"why    {run['error']}" in out
