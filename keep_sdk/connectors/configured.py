@@ -283,12 +283,20 @@ def _reconciler(js_name: str) -> Callable[..., ReconcileOutcome]:
 class ConnectorType:
     """One ``type = "..."`` of ``[connectors.<name>]`` in ``keep.toml``.
 
-    `settings` is the pydantic model of the table (without ``type``); `build`
+    `settings` is the pydantic model of the table (without ``type``), or a function
+    without arguments returning it, called only when keep.toml names the type (so a
+    command reading keep.toml imports the settings of the types it uses); `build`
     makes the connector instance from the instance name and validated settings.
     Plugins contribute types through the ``register_connector_types`` hook.
     """
 
     name: str
-    settings: type[BaseModel]
+    settings: type[BaseModel] | Callable[[], type[BaseModel]]
     build: Callable[[str, Any], Connector]
     description: str = ""
+
+    def settings_model(self) -> type[BaseModel]:
+        """The pydantic model of the table (imported now when `settings` is a function)."""
+        if isinstance(self.settings, type):
+            return self.settings
+        return self.settings()
