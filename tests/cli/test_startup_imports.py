@@ -142,3 +142,26 @@ def test_the_wait_default_a_help_shows_is_the_lease_time_to_live() -> None:
     from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S
 
     assert LEASE_WAIT_S == DEFAULT_LEASE_TTL_S
+
+
+def test_the_partial_indexes_keep_their_condition_on_each_dialect() -> None:
+    """The PostgreSQL condition, attached at creation, is in PostgreSQL's DDL as in SQLite's."""
+    from sqlalchemy import create_mock_engine
+    from sqlalchemy.sql.ddl import ExecutableDDLElement
+
+    from keep_sdk.stores.sql import metadata
+
+    def partial_indexes(url: str) -> set[str]:
+        shown: list[str] = []
+
+        def record(sql: ExecutableDDLElement, *_: object, **__: object) -> None:
+            shown.append(str(sql.compile(dialect=engine.dialect)))
+
+        engine = create_mock_engine(url, record)
+        metadata.create_all(engine, checkfirst=False)
+        return {" ".join(s.split()) for s in shown if "INDEX" in s and " WHERE " in s}
+
+    sqlite = partial_indexes("sqlite://")
+    postgresql = partial_indexes("postgresql+psycopg://")
+    assert len(sqlite) == 9
+    assert {s.replace("!=", "<>") for s in postgresql} == {s.replace("!=", "<>") for s in sqlite}
