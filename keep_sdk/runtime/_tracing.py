@@ -114,10 +114,8 @@ def call_outcome(call: TraceCall, run: RunRecord) -> str:
     if run_resolution(run) is not None:
         return "resolved"
     uncertain = FailureKind.INDETERMINATE
-    if call.failure is uncertain or run.status is RunStatus.PAUSED_RECONCILIATION:
+    if uncertain in (call.failure, run.failure) or run.status is RunStatus.PAUSED_RECONCILIATION:
         return "uncertain"
-    if call.error is not None or (run.failure is not None and run.failure is not uncertain):
+    if call.error is not None or run.failure is not None:
         return "failed"
-    if run.failure is uncertain:
-        return "uncertain"
     return "requested"
