@@ -53,7 +53,8 @@ drivers, and the JSON Schema checker (keep.toml's argument schemas are checked b
 builds a connector)."""
 
 UNNAMED_CONNECTORS = tuple(
-    f"keep_sdk.connectors.{kind}" for kind in ("http", "sql", "mail", "mcp", "_toml_settings")
+    f"keep_sdk.connectors.{kind}"
+    for kind in ("http", "sql", "mail", "mcp", "exec_adapter", "_exec_settings", "_toml_settings")
 )
 """The keep.toml connector types' packages: a store without keep.toml loads none of them."""
 
