@@ -1,8 +1,9 @@
 """``keep runs RUN --trace``: a run's calls, phase by phase, for people.
 
-Every string from the script, its arguments or a connector's result is printed as
-literal text (`styled`), never as markup. Values are shown as compact JSON, cut
-at `VALUE_WIDTH` characters; ``--json`` gives them whole.
+A mutation shows its outcome (`call_outcome`: applied, failed, uncertain, ...) where
+the stored trace says ``requested``. Every string from the script, its arguments or a
+connector's result is printed as literal text (`styled`), never as markup. Values are
+shown as compact JSON, cut at `VALUE_WIDTH` characters; ``--json`` gives them whole.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rich.text import Text
 
 from keep_sdk.cli.text import line, styled
 from keep_sdk.model import PhaseTrace, RunRecord, TraceCall
+from keep_sdk.runtime import call_outcome
 
 __all__ = ["VALUE_WIDTH", "print_trace"]
 
@@ -24,6 +26,10 @@ VALUE_WIDTH = 160
 _STATUS_STYLE = {
     "ok": "green",
     "requested": "cyan",
+    "applied": "green",
+    "skipped": "yellow",
+    "resolved": "yellow",
+    "uncertain": "yellow",
     "failed": "red",
     "refused": "red",
     "dropped": "yellow",
@@ -35,13 +41,14 @@ def _short(value: JsonValue) -> str:
     return text if len(text) <= VALUE_WIDTH else text[: VALUE_WIDTH - 1] + "…"
 
 
-def _call(call: TraceCall, console: Console) -> None:
+def _call(call: TraceCall, run: RunRecord, console: Console) -> None:
+    status = call_outcome(call, run)
     where = f" (line {call.line})" if call.line is not None else ""
     millis = f"{call.duration_s * 1000:.1f} ms"
     console.print(
         line(
             "    ",
-            styled(call.status, _STATUS_STYLE.get(call.status, "")),
+            styled(status, _STATUS_STYLE.get(status, "")),
             "  ",
             styled(call.operation, "bold"),
             styled(f"  {millis}{where}", "dim"),
@@ -52,11 +59,14 @@ def _call(call: TraceCall, console: Console) -> None:
     if call.error is not None:
         kind = f"{call.failure.value}: " if call.failure else ""
         console.print(line("      error  ", styled(kind + call.error, "red")), soft_wrap=True)
-    elif call.status in ("ok", "requested"):
+    elif status == "uncertain":
+        reason = run.error or "nobody knows whether it happened"
+        console.print(line("      why    ", styled(reason, "yellow")), soft_wrap=True)
+    elif status in ("ok", "applied"):
         console.print(line("      result ", styled(_short(call.result))), soft_wrap=True)
 
 
-def _phase(phase: PhaseTrace, console: Console) -> None:
+def _phase(phase: PhaseTrace, run: RunRecord, console: Console) -> None:
     cut = " · arguments or results left out (trace budget)" if phase.truncated else ""
     calls = len(phase.calls)
     noun = "call" if calls == 1 else "calls"
@@ -65,7 +75,7 @@ def _phase(phase: PhaseTrace, console: Console) -> None:
         soft_wrap=True,
     )
     for call in phase.calls:
-        _call(call, console)
+        _call(call, run, console)
 
 
 def print_trace(run: RunRecord, console: Console) -> None:
@@ -78,4 +88,4 @@ def print_trace(run: RunRecord, console: Console) -> None:
     if not run.trace:
         console.print(styled("  no calls recorded", "dim"), soft_wrap=True)
     for phase in run.trace:
-        _phase(phase, console)
+        _phase(phase, run, console)

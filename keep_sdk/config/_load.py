@@ -190,7 +190,7 @@ def load_config(
             problems.append(str(exc))
             continue
         try:
-            checked = kind.settings.model_validate(settings)
+            checked = kind.settings_model().model_validate(settings)
             instances[name] = ConfiguredInstance(name, kind, resolve_paths(checked, folder))
         except ValidationError as exc:
             problems += explain(exc, prefix=where)

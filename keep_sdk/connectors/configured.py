@@ -14,8 +14,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from pydantic import BaseModel, JsonValue, RootModel
 
 from keep_sdk.connectors.base import Connector
@@ -51,6 +49,9 @@ def check_arguments_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     closed = {"type": "object", "additionalProperties": False, **schema}
     if closed.get("type") != "object":
         raise ValueError('an argument schema must describe an object: type = "object"')
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+
     try:
         Draft202012Validator.check_schema(closed)
     except SchemaError as exc:
@@ -97,6 +98,8 @@ class SchemaOperation(Operation[JsonArguments]):
             description=description,
             result=result,
         )
+        from jsonschema import Draft202012Validator
+
         self.schema = check_arguments_schema(schema)
         self._validator = Draft202012Validator(self.schema)
 
@@ -295,12 +298,20 @@ def _reconciler(js_name: str) -> Callable[..., ReconcileOutcome]:
 class ConnectorType:
     """One ``type = "..."`` of ``[connectors.<name>]`` in ``keep.toml``.
 
-    `settings` is the pydantic model of the table (without ``type``); `build`
+    `settings` is the pydantic model of the table (without ``type``), or a function
+    without arguments returning it, called only when keep.toml names the type (so a
+    command reading keep.toml imports the settings of the types it uses); `build`
     makes the connector instance from the instance name and validated settings.
     Plugins contribute types through the ``register_connector_types`` hook.
     """
 
     name: str
-    settings: type[BaseModel]
+    settings: type[BaseModel] | Callable[[], type[BaseModel]]
     build: Callable[[str, Any], Connector]
     description: str = ""
+
+    def settings_model(self) -> type[BaseModel]:
+        """The pydantic model of the table (imported now when `settings` is a function)."""
+        if isinstance(self.settings, type):
+            return self.settings
+        return self.settings()

@@ -1,69 +1,80 @@
 """The built-in connector types of ``keep.toml``: ``type = "…"`` → (settings model, factory).
 
 The built-in plugin returns `BUILTIN_CONNECTOR_TYPES` from its
-``register_connector_types`` hook; a third-party plugin adds a type the same way.
+``register_connector_types`` hook; a third-party plugin adds a type the same way. Each
+type's settings model and connector are imported when keep.toml names the type, so a
+command that reads keep.toml loads only the connector packages it configures.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import model_validator
+from pydantic import BaseModel
 
-from keep_sdk.connectors import http, sql
-from keep_sdk.connectors._exec_settings import ExecSettings
-from keep_sdk.connectors.base import Connector
 from keep_sdk.connectors.configured import ConnectorType
-from keep_sdk.connectors.mail.settings import MailSettings
-from keep_sdk.connectors.mcp.settings import McpSettings
-from keep_sdk.connectors.secrets import Secret
 
-__all__ = ["BUILTIN_CONNECTOR_TYPES", "ConfiguredMailSettings", "ConfiguredMcpSettings"]
+if TYPE_CHECKING:
+    from keep_sdk.connectors.base import Connector
 
-
-def _revealed(data: Any) -> Any:
-    """`data` with every `Secret` reference replaced by its value: these settings keep
-    secrets as pydantic ``SecretStr``, which hides them in messages and listings."""
-    if isinstance(data, Secret):
-        return data.reveal()
-    if isinstance(data, dict):
-        return {key: _revealed(value) for key, value in data.items()}
-    if isinstance(data, list):
-        return [_revealed(value) for value in data]
-    return data
+__all__ = ["BUILTIN_CONNECTOR_TYPES"]
 
 
-class ConfiguredMcpSettings(McpSettings):
-    """`McpSettings` as read from keep.toml (secret references resolved)."""
+def _http_settings() -> type[BaseModel]:
+    from keep_sdk.connectors.http import HttpSettings
 
-    @model_validator(mode="before")
-    @classmethod
-    def _references(cls, data: Any) -> Any:
-        return _revealed(data)
+    return HttpSettings
 
 
-class ConfiguredMailSettings(MailSettings):
-    """`MailSettings` as read from keep.toml (secret references resolved)."""
+def _sql_settings() -> type[BaseModel]:
+    from keep_sdk.connectors.sql import SqlSettings
 
-    @model_validator(mode="before")
-    @classmethod
-    def _references(cls, data: Any) -> Any:
-        return _revealed(data)
+    return SqlSettings
 
 
-def _build_mcp(name: str, settings: McpSettings) -> Connector:
+def _mcp_settings() -> type[BaseModel]:
+    from keep_sdk.connectors._toml_settings import ConfiguredMcpSettings
+
+    return ConfiguredMcpSettings
+
+
+def _mail_settings() -> type[BaseModel]:
+    from keep_sdk.connectors._toml_settings import ConfiguredMailSettings
+
+    return ConfiguredMailSettings
+
+
+def _exec_settings() -> type[BaseModel]:
+    from keep_sdk.connectors._exec_settings import ExecSettings
+
+    return ExecSettings
+
+
+def _build_http(name: str, settings: Any) -> Connector:
+    from keep_sdk.connectors.http import build
+
+    return build(name, settings)
+
+
+def _build_sql(name: str, settings: Any) -> Connector:
+    from keep_sdk.connectors.sql import build
+
+    return build(name, settings)
+
+
+def _build_mcp(name: str, settings: Any) -> Connector:
     from keep_sdk.connectors.mcp.connector import build
 
     return build(name, settings)
 
 
-def _build_exec(name: str, settings: ExecSettings) -> Connector:
+def _build_exec(name: str, settings: Any) -> Connector:
     from keep_sdk.connectors.exec_adapter import build
 
     return build(name, settings)
 
 
-def _build_mail(name: str, settings: MailSettings) -> Connector:
+def _build_mail(name: str, settings: Any) -> Connector:
     from keep_sdk.connectors.mail.connector import build
 
     return build(name, settings)
@@ -71,22 +82,20 @@ def _build_mail(name: str, settings: MailSettings) -> Connector:
 
 BUILTIN_CONNECTOR_TYPES: tuple[ConnectorType, ...] = (
     ConnectorType(
-        "http", http.HttpSettings, http.build, "An HTTP API (httpx; extra keep-sdk[http])."
+        "http", _http_settings, _build_http, "An HTTP API (httpx; extra keep-sdk[http])."
     ),
-    ConnectorType("sql", sql.SqlSettings, sql.build, "A SQL database (SQLAlchemy)."),
+    ConnectorType("sql", _sql_settings, _build_sql, "A SQL database (SQLAlchemy)."),
     ConnectorType(
         "mcp",
-        ConfiguredMcpSettings,
+        _mcp_settings,
         _build_mcp,
         "An MCP server over stdio or streamable HTTP; its tools are operations "
         "(extra keep-sdk[mcp]).",
     ),
-    ConnectorType(
-        "mail", ConfiguredMailSettings, _build_mail, "A Maildir to read and SMTP to send."
-    ),
+    ConnectorType("mail", _mail_settings, _build_mail, "A Maildir to read and SMTP to send."),
     ConnectorType(
         "exec",
-        ExecSettings,
+        _exec_settings,
         _build_exec,
         "Programs an operator lists, run as keep+exec:// adapters of durable calls.",
     ),

@@ -15,7 +15,7 @@ from keep_sdk.console._security import Guard
 from keep_sdk.console._settings import ConsoleSettings
 from keep_sdk.contract.text import visible
 from keep_sdk.model import RunRecord
-from keep_sdk.runtime import run_resolution
+from keep_sdk.runtime import call_outcome, run_resolution
 
 __all__ = ["STATIC", "Console"]
 
@@ -31,6 +31,7 @@ def _templates() -> Jinja2Templates:
     env.filters["json"] = _pretty
     env.filters["visible"] = visible
     env.filters["run_status"] = _run_status
+    env.globals["call_outcome"] = call_outcome
     return Jinja2Templates(env=env)
 
 

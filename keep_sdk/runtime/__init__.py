@@ -10,6 +10,7 @@ from keep_sdk.runtime._actions import (
 from keep_sdk.runtime._failures import Route, classify, route
 from keep_sdk.runtime._host import PhaseHost, script_event
 from keep_sdk.runtime._schedules import next_run_at
+from keep_sdk.runtime._tracing import call_outcome
 from keep_sdk.runtime.durable import NotifyReceipt
 from keep_sdk.runtime.engine import CheckedScript, Runtime
 
@@ -21,6 +22,7 @@ __all__ = [
     "ResolveChoice",
     "Route",
     "Runtime",
+    "call_outcome",
     "classify",
     "ledger_decision",
     "next_run_at",

@@ -6,7 +6,8 @@ arguments and results already cut to the phase's trace budget
 (`SandboxLimits.max_trace_bytes`). `phase_trace` turns that into the stored
 `PhaseTrace`: secrets redacted (`redact_value`), a failed call classified with
 the failure kind the runtime routes it by. `settle_mutation` completes the
-``requested`` call of mutate with what the host's performing it returned.
+``requested`` call of mutate with what the host's performing it returned;
+`call_outcome` says, for people, what became of that call.
 """
 
 from __future__ import annotations
@@ -18,15 +19,18 @@ from keep_sdk.model import (
     FailureKind,
     HandlerPhase,
     MutationApplied,
+    MutationSkipped,
     PhaseTrace,
     RunRecord,
+    RunStatus,
     TraceCall,
 )
+from keep_sdk.runtime._actions import run_resolution
 from keep_sdk.runtime._failures import classify
 from keep_sdk.runtime.redaction import redact, redact_value
 from keep_sdk.sandbox import CallFailed, HostCall, InternalFailure, PhaseResult
 
-__all__ = ["phase_trace", "settle_mutation"]
+__all__ = ["call_outcome", "phase_trace", "settle_mutation"]
 
 
 def _failure(call: HostCall, result: PhaseResult) -> FailureKind | None:
@@ -89,3 +93,29 @@ def settle_mutation(
         calls[index] = calls[index].model_copy(update=update)
         break
     return trace.model_copy(update={"calls": calls})
+
+
+def call_outcome(call: TraceCall, run: RunRecord) -> str:
+    """What a person is shown as the status of `call` in `run`'s trace.
+
+    A call other than mutate's keeps its stored status. The mutation (stored
+    ``requested``) shows its outcome: ``applied`` (the run holds the connector's
+    result, also once reconciled or confirmed by a person), ``skipped`` or
+    ``resolved`` (a person decided), ``uncertain`` (nobody knows whether it happened:
+    the run waits for reconciliation or a person), ``failed`` (it definitely did not
+    take effect), or ``requested`` while the host has not performed it yet."""
+    if call.status != "requested":
+        return call.status
+    result = run.mutation_result
+    if isinstance(result, MutationApplied):
+        return "applied"
+    if isinstance(result, MutationSkipped):
+        return "skipped"
+    if run_resolution(run) is not None:
+        return "resolved"
+    uncertain = FailureKind.INDETERMINATE
+    if uncertain in (call.failure, run.failure) or run.status is RunStatus.PAUSED_RECONCILIATION:
+        return "uncertain"
+    if call.error is not None or run.failure is not None:
+        return "failed"
+    return "requested"

@@ -41,6 +41,23 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 RUNNING = ("quickjs", "tree_sitter", "keep_sdk.sandbox", "keep_sdk.validator", "keep_sdk.runtime")
 """What runs or checks a script: a command that only writes to the store imports none of it."""
 
+NOT_FOR_SQLITE = (
+    "sqlalchemy.dialects.postgresql",
+    "psycopg",
+    "asyncpg",
+    "jsonschema",
+    "referencing",
+)
+"""Modules a command writing to a SQLite store needs none of: the PostgreSQL dialect and
+drivers, and the JSON Schema checker (keep.toml's argument schemas are checked by whoever
+builds a connector)."""
+
+UNNAMED_CONNECTORS = tuple(
+    f"keep_sdk.connectors.{kind}"
+    for kind in ("http", "sql", "mail", "mcp", "exec_adapter", "_exec_settings", "_toml_settings")
+)
+"""The keep.toml connector types' packages: a store without keep.toml loads none of them."""
+
 DEMO = Path(__file__).parents[2] / "fixtures" / "workflows" / "demo" / "invoices.js"
 
 
@@ -58,6 +75,11 @@ def _imported(*args: str, cwd: Path | None = None) -> set[str]:
 
 def _running(imported: set[str]) -> list[str]:
     return sorted(m for m in imported if m.split(".")[0] in RUNNING or m.startswith(RUNNING))
+
+
+def _not_for_sqlite(imported: set[str]) -> list[str]:
+    unused = (*NOT_FOR_SQLITE, *UNNAMED_CONNECTORS)
+    return sorted(m for m in imported if m.startswith(unused))
 
 
 def test_version_imports_no_heavy_module() -> None:
@@ -101,6 +123,7 @@ def test_publish_imports_nothing_that_runs_a_script(deployed: tuple[Path, str]) 
     )
     assert "keep_sdk.stores.sql" in imported
     assert _running(imported) == []
+    assert _not_for_sqlite(imported) == []
     events = CliRunner().invoke(cli, ["events", "--store", store, "--json"])
     assert "startup" in events.output
 
@@ -112,6 +135,7 @@ def test_notify_of_an_unknown_key_imports_nothing_that_runs_a_script(
     imported = _imported("notify", "kc-" + "0" * 40, "--result", "{}", "--store", store, cwd=folder)
     assert "keep_sdk.stores.sql" in imported
     assert _running(imported) == []
+    assert _not_for_sqlite(imported) == []
 
 
 def test_the_wait_default_a_help_shows_is_the_lease_time_to_live() -> None:
@@ -119,3 +143,26 @@ def test_the_wait_default_a_help_shows_is_the_lease_time_to_live() -> None:
     from keep_sdk.scheduler import DEFAULT_LEASE_TTL_S
 
     assert LEASE_WAIT_S == DEFAULT_LEASE_TTL_S
+
+
+def test_the_partial_indexes_keep_their_condition_on_each_dialect() -> None:
+    """The PostgreSQL condition, attached at creation, is in PostgreSQL's DDL as in SQLite's."""
+    from sqlalchemy import create_mock_engine
+    from sqlalchemy.sql.ddl import ExecutableDDLElement
+
+    from keep_sdk.stores.sql import metadata
+
+    def partial_indexes(url: str) -> set[str]:
+        shown: list[str] = []
+
+        def record(sql: ExecutableDDLElement, *_: object, **__: object) -> None:
+            shown.append(str(sql.compile(dialect=engine.dialect)))
+
+        engine = create_mock_engine(url, record)
+        metadata.create_all(engine, checkfirst=False)
+        return {" ".join(s.split()) for s in shown if "INDEX" in s and " WHERE " in s}
+
+    sqlite = partial_indexes("sqlite://")
+    postgresql = partial_indexes("postgresql+psycopg://")
+    assert len(sqlite) == 9
+    assert {s.replace("!=", "<>") for s in postgresql} == {s.replace("!=", "<>") for s in sqlite}

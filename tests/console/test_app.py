@@ -295,6 +295,32 @@ def test_a_run_page_shows_the_calls_of_each_phase(
         assert call.operation in page.text
 
 
+def _mutate_cell(page: str, operation: str) -> str:
+    found = re.search(rf"<td>{re.escape(operation)}</td><td class=\"call-(\w+)\">", page)
+    assert found, f"no trace row for {operation}"
+    return found.group(1)
+
+
+def test_a_run_page_shows_what_became_of_each_mutation(
+    client: httpx.Client, prepared: Prepared, store: Store
+) -> None:
+    signed_in(client)
+    escalated = client.get(f"/runs/{prepared.escalated_run}").text
+    assert _mutate_cell(escalated, "slack.postMessage") == "uncertain"
+    assert "requested" not in escalated
+    committed = [
+        r
+        for r in store.list_runs(workflow="escalated", status=RunStatus.COMMITTED)
+        if r.handler == "addRow"
+        and r.mutation_result is not None
+        and r.mutation_result.status == "applied"
+    ]
+    assert committed, "the escalated workflow committed no row"
+    page = client.get(f"/runs/{committed[0].id}").text
+    assert _mutate_cell(page, "sheets.appendRow") == "applied"
+    assert "rowNumber" in page
+
+
 def test_a_workflow_page_offers_the_remedies_of_the_status_read_model(
     client: httpx.Client, prepared: Prepared
 ) -> None:

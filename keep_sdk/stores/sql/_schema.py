@@ -25,6 +25,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     Column,
+    ColumnElement,
     Connection,
     ForeignKey,
     ForeignKeyConstraint,
@@ -36,6 +37,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    event,
     inspect,
     select,
     text,
@@ -68,6 +70,25 @@ __all__ = [
 SCHEMA_VERSION = 7
 
 metadata = MetaData()
+
+
+def _partial_index(
+    name: str, *columns: Column[object], where: ColumnElement[bool], unique: bool = False
+) -> Index:
+    """An index over the rows ``where`` holds, on SQLite and on PostgreSQL.
+
+    The PostgreSQL condition is attached when the index is created on a PostgreSQL
+    connection, so declaring the schema loads no PostgreSQL dialect (SQLAlchemy loads a
+    dialect to check its keyword arguments)."""
+    index = Index(name, *columns, unique=unique, sqlite_where=where)
+
+    def on_postgresql(target: Index, connection: Connection, **_: object) -> None:
+        if connection.dialect.name == "postgresql":
+            target.dialect_kwargs["postgresql_where"] = where
+
+    event.listen(index, "before_create", on_postgresql)
+    return index
+
 
 _ID = String(64)
 _NAME = String(200)
@@ -161,31 +182,28 @@ events = Table(
     ),
     CheckConstraint("status <> 'pending' OR reserved_by IS NULL", name="ck_events_pending"),
 )
-Index(
+_partial_index(
     "ix_events_pending",
     events.c.workflow,
     events.c.topic,
     events.c.seq,
-    sqlite_where=events.c.status == "pending",
-    postgresql_where=events.c.status == "pending",
+    where=events.c.status == "pending",
 )
 Index("ix_events_workflow_seq", events.c.workflow, events.c.seq)
 Index("ix_events_topic_seq", events.c.workflow, events.c.topic, events.c.seq)
 Index("ix_events_created_by", events.c.created_by)
-_COUNT_INDEX = Index(
+_COUNT_INDEX = _partial_index(
     "ix_events_settled",
     events.c.workflow,
     events.c.status,
-    sqlite_where=events.c.status != "pending",
-    postgresql_where=events.c.status != "pending",
+    where=events.c.status != "pending",
 )
 """Events by workflow and status once they left ``pending`` (those are counted from
 ``ix_events_pending``): a partial index a peek, which asks for ``pending``, never uses."""
-Index(
+_partial_index(
     "ix_events_reserved",
     events.c.reserved_by,
-    sqlite_where=events.c.status == "reserved",
-    postgresql_where=events.c.status == "reserved",
+    where=events.c.status == "reserved",
 )
 
 runs = Table(
@@ -214,12 +232,11 @@ runs = Table(
     Column("waiting_permission", Text),
     Column("trace", JsonText, nullable=False, default=[], server_default="[]"),
 )
-Index(
+_partial_index(
     "uq_runs_one_active",
     runs.c.workflow,
     unique=True,
-    sqlite_where=runs.c.status == "active",
-    postgresql_where=runs.c.status == "active",
+    where=runs.c.status == "active",
 )
 Index("ix_runs_workflow_status", runs.c.workflow, runs.c.status)
 _PLANNING_INDEXES: tuple[Index, ...] = (
@@ -254,11 +271,10 @@ ledger = Table(
     UniqueConstraint("run_id", name="uq_ledger_run"),
 )
 _PLANNING_INDEXES += (Index("ix_ledger_status", ledger.c.status, ledger.c.seq),)
-Index(
+_partial_index(
     "ix_ledger_reconcile",
     ledger.c.next_reconcile_at,
-    sqlite_where=ledger.c.status == "needs_reconcile",
-    postgresql_where=ledger.c.status == "needs_reconcile",
+    where=ledger.c.status == "needs_reconcile",
 )
 
 Index("ix_ledger_workflow_seq", ledger.c.workflow, ledger.c.seq)
@@ -300,17 +316,15 @@ invocations = Table(
     Column("timeout_at", UtcTimestamp),
     Column("doc", JsonText, nullable=False),
 )
-Index(
+_partial_index(
     "ix_invocations_poll",
     invocations.c.next_poll_at,
-    sqlite_where=invocations.c.status == "active",
-    postgresql_where=invocations.c.status == "active",
+    where=invocations.c.status == "active",
 )
-Index(
+_partial_index(
     "ix_invocations_timeout",
     invocations.c.timeout_at,
-    sqlite_where=invocations.c.status == "active",
-    postgresql_where=invocations.c.status == "active",
+    where=invocations.c.status == "active",
 )
 
 notifications = Table(
@@ -323,18 +337,16 @@ notifications = Table(
     Column("doc", JsonText, nullable=False),
 )
 Index("ix_notifications_invocation", notifications.c.invocation_id, notifications.c.seq)
-Index(
+_partial_index(
     "ix_notifications_pending",
     notifications.c.seq,
-    sqlite_where=notifications.c.outcome == "pending",
-    postgresql_where=notifications.c.outcome == "pending",
+    where=notifications.c.outcome == "pending",
 )
-Index(
+_partial_index(
     "uq_notifications_applied",
     notifications.c.invocation_id,
     unique=True,
-    sqlite_where=notifications.c.outcome == "applied",
-    postgresql_where=notifications.c.outcome == "applied",
+    where=notifications.c.outcome == "applied",
 )
 
 attempts = Table(

@@ -8,6 +8,7 @@ bound parameters. Each lookup comes as (plain, ``FOR UPDATE``).
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +26,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 
 from keep_sdk.model import HandlerKind
 from keep_sdk.stores.sql import _schema as t
@@ -330,14 +330,12 @@ def pending(workflow: str, topic: str, limit: int) -> Select[Any]:
     )
 
 
+@functools.cache
 def insert_event(dialect: str) -> Insert:
-    """Insert an event unless its key exists, returning its seq (None when it existed)."""
-    return _INSERT_EVENT[dialect]
+    """Insert an event unless its key exists, returning its seq (None when it existed).
 
-
-def _insert_event(module: Any) -> Insert:
+    Built on first use per dialect (``postgresql`` or ``sqlite``), importing only that
+    dialect."""
+    module = importlib.import_module(f"sqlalchemy.dialects.{dialect}")
     statement: Insert = module.insert(t.events).on_conflict_do_nothing().returning(t.events.c.seq)
     return statement
-
-
-_INSERT_EVENT = {"postgresql": _insert_event(postgresql), "sqlite": _insert_event(sqlite)}

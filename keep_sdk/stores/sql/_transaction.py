@@ -8,12 +8,12 @@ lock. Conditional updates check their row counts.
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import TypeAdapter
 from sqlalchemy import Connection, Select, delete, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from keep_sdk.model import Event, EventStatus, HandlerKind, LedgerEntry, RunRecord
 from keep_sdk.stores._models import (
@@ -62,8 +62,8 @@ class SqlTransaction(SqlDurableRows, Transaction):
         return for_update if self._lock else plain
 
     def _insert(self, table: Any) -> Any:
-        module = postgresql if self.dialect == "postgresql" else sqlite
-        return module.insert(table)
+        name = "postgresql" if self.dialect == "postgresql" else "sqlite"
+        return importlib.import_module(f"sqlalchemy.dialects.{name}").insert(table)
 
     # Workflows
 
