@@ -49,23 +49,24 @@ def check_arguments_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     closed = {"type": "object", "additionalProperties": False, **schema}
     if closed.get("type") != "object":
         raise ValueError('an argument schema must describe an object: type = "object"')
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
-    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
-
-    try:
-        Draft202012Validator.check_schema(closed)
-    except SchemaError as exc:
-        raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
-    return closed
+    return _valid_schema(closed)
 
 
 def check_result_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """`schema` as a result schema: any valid JSON Schema. Raises ``ValueError`` saying why not."""
+    return _valid_schema(dict(schema))
+
+
+def _valid_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` if it is a valid JSON Schema (jsonschema is imported only when one is read)."""
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
+
     try:
-        Draft202012Validator.check_schema(dict(schema))
+        Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise ValueError(f"not a valid JSON Schema: {exc.message}") from None
-    return dict(schema)
+    return schema
 
 
 def _where(path: Sequence[Any]) -> str:
