@@ -15,7 +15,9 @@ order, in an empty temporary directory. The conventions (also stated in
 - every other block (``text``, ``console``, ``json``...) is only shown;
 - a line ``--8<-- "PATH"`` inside a block is the file at PATH (relative to the
   repository; ``pymdownx.snippets`` shows it on the site), so a tutorial can show a
-  shipped fixture without a second copy of it.
+  shipped fixture without a second copy of it; ``--8<-- "PATH:NAME"`` is the part of
+  that file between its ``--8<-- [start:NAME]`` and ``--8<-- [end:NAME]`` lines, and
+  marker lines are never part of what is shown.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ _FENCE = re.compile(
 _TITLE = re.compile(r'title="(?P<title>[^"]+)"')
 _EXITS = re.compile(r"\s+#\s*exits\s+(?P<code>\d+)\s*$")
 _SNIPPET = re.compile(r'^--8<-- "(?P<path>[^"]+)"\n?$')
+_MARKER = re.compile(r"--8<-- \[(?:start|end):[\w-]+\]")
 ROOT = Path(__file__).parents[1]
 """The repository: where a snippet's PATH is read from (``base_path`` in mkdocs.yml)."""
 
@@ -83,11 +86,20 @@ def blocks(markdown: str) -> list[Block]:
 
 
 def _expand(line: str) -> str:
-    """`line`, or the file a ``--8<-- "PATH"`` line names."""
+    """`line`, or the file (or the named section of it) a ``--8<-- "PATH[:NAME]"`` line
+    names. Raises ValueError when the section is not in the file."""
     snippet = _SNIPPET.match(line)
     if snippet is None:
         return line
-    return (ROOT / snippet["path"]).read_text(encoding="utf-8")
+    path, _, section = snippet["path"].partition(":")
+    lines = (ROOT / path).read_text(encoding="utf-8").splitlines(keepends=True)
+    if not section:
+        return "".join(text for text in lines if not _MARKER.search(text))
+    start = next((n for n, text in enumerate(lines) if f"[start:{section}]" in text), None)
+    end = next((n for n, text in enumerate(lines) if f"[end:{section}]" in text), None)
+    if start is None or end is None or end < start:
+        raise ValueError(f"{path} has no section {section!r} ([start:{section}]…[end:{section}])")
+    return "".join(text for text in lines[start + 1 : end] if not _MARKER.search(text))
 
 
 def commands(block: Block) -> list[Command]:

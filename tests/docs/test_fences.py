@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from docsgen.fences import blocks, commands, shell_script
 
 PAGE = """# T
@@ -76,3 +78,21 @@ def test_an_unexpected_exit_code_stops_the_block_and_names_the_command() -> None
     assert "expected 1" in done.stderr
     assert "true" in done.stderr
     assert "never" not in done.stdout
+
+
+def test_a_snippet_line_is_the_named_section_of_the_file_without_its_markers() -> None:
+    page = (
+        '```python title="x.py"\n--8<-- "docs/tutorials/shelf/keep_shelf/store.py:tables"\n```\n'
+        '```python title="y.py"\n--8<-- "docs/tutorials/shelf/keep_shelf/store.py"\n```\n'
+    )
+    section, whole = blocks(page)
+    assert section.text.startswith("KEYS: dict[")
+    assert section.text in whole.text
+    assert "--8<--" not in section.text + whole.text
+    assert len(section.text) < len(whole.text)
+
+
+def test_a_snippet_naming_a_missing_section_says_which() -> None:
+    page = '```python title="x.py"\n--8<-- "docs/tutorials/shelf/keep_shelf/store.py:nope"\n```\n'
+    with pytest.raises(ValueError, match="no section 'nope'"):
+        blocks(page)

@@ -38,7 +38,7 @@ def demo_copy(tmp_path: Path) -> Path:
 def test_the_demo_cases_pass(demo_copy: Path) -> None:
     code, out, err = keep("test", str(demo_copy / "invoices.keep.yaml"))
     assert code == 0, out + err
-    assert "6 passed, 0 failed" in out
+    assert "7 passed, 0 failed" in out
     assert sorted(p.name for p in demo_copy.iterdir()) == ["invoices.js", "invoices.keep.yaml"]
 
 
@@ -164,5 +164,5 @@ def test_pytest_collects_keep_yaml_files_and_shows_the_diff(
     broken = text.replace("{summariesPosted: 1}", "{summariesPosted: 2}", 1)
     (pytester.path / "broken.keep.yaml").write_text(broken)
     result = pytester.runpytest("-q")
-    result.assert_outcomes(passed=11, failed=1)
+    result.assert_outcomes(passed=13, failed=1)
     result.stdout.fnmatch_lines(["*state.postSummary*", '*-  "summariesPosted": 2*'])
