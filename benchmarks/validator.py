@@ -56,6 +56,7 @@ from keep_sdk.model import HostPolicy
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.validator import validate
 from keep_sdk.validator.source import JAVASCRIPT
+from tests.validator.growing import HAZARDS, SHAPES
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "workflows"
 ESLINT = Path(__file__).parent / "eslint"
@@ -253,81 +254,6 @@ def floors(rounds: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in ratios.items()}
 
 
-def _workflow(body: str, before: str = "") -> str:
-    return (
-        f"{before}\nexport default Keep.workflow({{ name: 'w', topics: {{ t: {{}} }},\n"
-        "  consumers: { c: { subscribe: ['t'],\n"
-        f"    async prepare(ctx, state) {{\n{body}\n"
-        "      return { reservations: [], data: {} };\n    },\n"
-        "    async mutate(ctx, prepared) {},\n    async next(ctx, prepared) {} } } });\n"
-    )
-
-
-def _handlers(n: int) -> str:
-    producers = ",\n".join(
-        f"  p{i}: async (ctx, state) => {{ const x = (state ?? 0) + {i}; return x; }}"
-        for i in range(n)
-    )
-    return (
-        "export default Keep.workflow({ name: 'w', topics: {}, producers: {\n"
-        f"{producers}\n}} }});\n"
-    )
-
-
-SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
-    "nullish chain, free name": (lambda n: _workflow("const v = " + " ?? ".join(["a"] * n)), 250),
-    "sum chain, declared": (
-        lambda n: _workflow("const a = 1;\nconst v = " + " + ".join(["a"] * n) + ";"),
-        250,
-    ),
-    "a?.b( nested": (lambda n: _workflow("const v = " + "a?.b(" * n + ")" * n), 64),
-    "f( nested": (
-        lambda n: _workflow("const f = (x) => x;\nconst v = " + "f(" * n + "1" + ")" * n),
-        64,
-    ),
-    "member chain": (lambda n: _workflow("const a = {};\nconst v = a" + ".b" * n + ";"), 250),
-    "optional member chain": (
-        lambda n: _workflow("const a = {};\nconst v = a" + "?.b" * n + ";"),
-        250,
-    ),
-    "call chain": (lambda n: _workflow("const a = {};\nconst v = a" + ".b()" * n + ";"), 250),
-    "arrays nested": (lambda n: _workflow("const v = " + "[" * n + "1" + "]" * n + ";"), 64),
-    "objects nested": (lambda n: _workflow("const v = " + "{a: " * n + "1" + "}" * n + ";"), 64),
-    "arrows nested": (lambda n: _workflow("const v = " + "() => " * n + "1;"), 64),
-    "object, many keys": (
-        lambda n: _workflow("const v = {" + ", ".join(f"k{i}: {i}" for i in range(n)) + "};"),
-        250,
-    ),
-    "ternary chain": (lambda n: _workflow("const a = 1;\nconst v = " + "a ? a : " * n + "a;"), 250),
-    "many declarations": (
-        lambda n: _workflow("".join(f"const v{i} = {i};\n" for i in range(n))),
-        125,
-    ),
-    "many statements": (lambda n: _workflow("let x = 0;\n" + "x = x + 1;\n" * n), 250),
-    "many templates": (
-        lambda n: _workflow("".join(f"const t{i} = `${{state}}-{i}`;\n" for i in range(n))),
-        125,
-    ),
-    "module constants": (
-        lambda n: _workflow(
-            "const v = [" + ", ".join(f"C{i}" for i in range(n)) + "];",
-            "".join(f"const C{i} = `c${{{i}}}`;\n" for i in range(n)),
-        ),
-        125,
-    ),
-    "helpers": (
-        lambda n: _workflow(
-            "let v = 0;\n" + "".join(f"v = h{i}(v);\n" for i in range(n)),
-            "".join(f"function h{i}(x) {{ return x + {i}; }}\n" for i in range(n)),
-        ),
-        125,
-    ),
-    "many handlers": (_handlers, 40),
-    "non-ASCII strings": (
-        lambda n: _workflow("".join(f"const s{i} = 'é☃\U0001f600{i}';\n" for i in range(n))),
-        125,
-    ),
-}
 SCALES = (1, 2, 4, 8)
 _T = TypeVar("_T")
 SLOPE_TARGET = 1.1
@@ -402,28 +328,6 @@ def scaling(rounds: int) -> None:
     )
 
 
-_HAZARDS = (
-    "\udcc8",
-    "\ud83d",
-    "\x00",
-    "`",
-    "\\",
-    "`\\",
-    "${",
-    "\\u{",
-    "\\x",
-    "\r",
-    "\u2028",
-    "\U0001f600",
-    "e\u0301",
-    "/*",
-    "'",
-    '"',
-    "//",
-    "\n",
-)
-
-
 def _fuzz_input(rng: random.Random, sources: list[str]) -> str:
     kind = rng.random()
     if kind < 0.1:
@@ -436,7 +340,7 @@ def _fuzz_input(rng: random.Random, sources: list[str]) -> str:
     for _ in range(rng.randrange(1, 6)):
         roll = rng.random()
         if roll < 0.5:
-            piece = rng.choice(_HAZARDS)
+            piece = rng.choice(HAZARDS)
         elif roll < 0.7:
             piece = rng.choice(("(", "[", "{a: ", "a?.b(", "() => ", "`${")) * rng.randrange(1, 400)
         elif roll < 0.8:

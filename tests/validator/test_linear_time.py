@@ -13,69 +13,30 @@ took 8.5 s before took 30x more for 8x the size) still fails it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import pytest
 
 from keep_sdk import validate
+from tests.validator.growing import SHAPES
 
 GROWTH = 8
 SLACK = 2.5
 REPEATS = 3
 
 
-def workflow(body: str, before: str = "") -> str:
-    return (
-        f"{before}\nexport default Keep.workflow({{ name: 'w', topics: {{ t: {{}} }},\n"
-        "  consumers: { c: { subscribe: ['t'],\n"
-        f"    async prepare(ctx, state) {{\n{body}\n"
-        "      return { reservations: [], data: {} };\n    },\n"
-        "    async mutate(ctx, prepared) {},\n    async next(ctx, prepared) {} } } });\n"
-    )
-
-
-SHAPES: dict[str, tuple[Callable[[int], str], int]] = {
-    "nullish-chain-of-a-free-name": (
-        lambda n: workflow("const v = " + " ?? ".join(["a"] * n)),
-        200,
-    ),
-    "optional-calls-nested": (lambda n: workflow("const v = " + "a?.b(" * n + ")" * n), 64),
-    "sum-of-a-declared-name": (
-        lambda n: workflow("const a = 1;\nconst v = " + " + ".join(["a"] * n) + ";"),
-        300,
-    ),
-    "member-chain": (lambda n: workflow("const a = {};\nconst v = a" + ".b()" * n + ";"), 300),
-    "object-with-many-keys": (
-        lambda n: workflow("const v = {" + ", ".join(f"k{i}: {i}" for i in range(n)) + "};"),
-        300,
-    ),
-    "many-declarations": (
-        lambda n: workflow("".join(f"const v{i} = {i};\n" for i in range(n))),
-        150,
-    ),
-    "many-templates": (
-        lambda n: workflow("".join(f"const t{i} = `${{state}}-{i}`;\n" for i in range(n))),
-        100,
-    ),
-    "module-constants": (
-        lambda n: workflow(
-            "const v = [" + ", ".join(f"C{i}" for i in range(n)) + "];",
-            "".join(f"const C{i} = `c${{{i}}}`;\n" for i in range(n)),
-        ),
-        150,
-    ),
-    "many-helpers": (
-        lambda n: workflow(
-            "let v = 0;\n" + "".join(f"v = h{i}(v);\n" for i in range(n)),
-            "".join(f"function h{i}(x) {{ return x + {i}; }}\n" for i in range(n)),
-        ),
-        100,
-    ),
-    "non-ascii-strings": (
-        lambda n: workflow("".join(f"const s{i} = 'é☃\U0001f600{i}' + s;\n" for i in range(n))),
-        100,
-    ),
-}
+CHECKED = (
+    "nullish chain, free name",
+    "a?.b( nested",
+    "sum chain, declared",
+    "call chain",
+    "object, many keys",
+    "many declarations",
+    "many templates",
+    "module constants",
+    "helpers",
+    "non-ASCII strings",
+)
+"""The shapes CI checks (`benchmarks/validator.py --scaling` measures every one)."""
 
 
 def cpu_seconds(source: str) -> float:
@@ -87,7 +48,7 @@ def cpu_seconds(source: str) -> float:
     return best
 
 
-@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("shape", CHECKED)
 def test_time_grows_linearly_with_size(shape: str) -> None:
     generate, size = SHAPES[shape]
     small, large = generate(size), generate(GROWTH * size)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from keep_sdk import validate
 from keep_sdk.validator import Report
 from keep_sdk.validator.source import SourceText
+from tests.validator.growing import HAZARDS
 
 FIXTURES = sorted((Path(__file__).parents[2] / "fixtures" / "workflows").glob("*/*.js"))
 SOURCES = [path.read_text() for path in FIXTURES]
@@ -158,28 +159,6 @@ def test_template_escape_before_a_lone_surrogate_and_nul() -> None:
     report = validate(source)
     assert_well_formed(report, source)
     assert [(d.rule, d.line, d.column) for d in report.diagnostics] == [("syntax-error", 1, 4)]
-
-
-HAZARDS = [
-    "\udcc8",
-    "\ud83d",
-    "\x00",
-    "`",
-    "\\",
-    "`\\",
-    "${",
-    "\\u{",
-    "\\x",
-    "\r",
-    "\u2028",
-    "\U0001f600",
-    "e\u0301",
-    "/*",
-    "'",
-    "(" * 300,
-    " ?? a" * 300,
-    "?.b(" * 200,
-]
 
 
 @st.composite
