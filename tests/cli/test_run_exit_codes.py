@@ -149,10 +149,10 @@ BUSY = """export default Keep.workflow({
 """
 
 
-def test_a_store_file_removed_mid_run_ends_keep_run_with_one_message(project: Path) -> None:
+def _busy_run(project: Path) -> subprocess.Popen[str]:
+    """`keep run` of a workflow that keeps running (no --until-idle), its stderr piped."""
     (project / "busy.js").write_text(BUSY)
-    database = project / "keep.db"
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [
             c
             for c in _command(project, "busy.js")
@@ -164,6 +164,11 @@ def test_a_store_file_removed_mid_run_ends_keep_run_with_one_message(project: Pa
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_a_store_file_removed_mid_run_ends_keep_run_with_one_message(project: Path) -> None:
+    database = project / "keep.db"
+    process = _busy_run(project)
     try:
         deadline = time.monotonic() + 120
         while not database.exists() and time.monotonic() < deadline:
@@ -205,20 +210,8 @@ def _read_only(paths: list[Path]) -> Iterator[None]:
 def test_store_files_made_read_only_mid_run_end_keep_run_with_one_message(
     project: Path,
 ) -> None:
-    (project / "busy.js").write_text(BUSY)
     database = project / "keep.db"
-    process = subprocess.Popen(
-        [
-            c
-            for c in _command(project, "busy.js")
-            if c not in ("--grant", "crm.read", "--until-idle")
-        ],
-        cwd=project,
-        env=_environ(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = _busy_run(project)
     try:
         deadline = time.monotonic() + 120
         while not database.with_name("keep.db-shm").exists() and time.monotonic() < deadline:
