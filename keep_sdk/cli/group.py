@@ -8,11 +8,10 @@ command import only what they use.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator, MutableMapping
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -148,12 +147,30 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``keep`` console script."""
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point of the ``keep`` console script: run one command and end the process.
+
+    Ctrl-C: 130 when it ends a command, and never a traceback (`keep_sdk.cli._interrupts`).
+    """
+    from keep_sdk.cli._interrupts import ending
+
+    ending(lambda: _command_status(argv))
+
+
+def _command_status(argv: list[str] | None) -> int:
     try:
-        cli.main(args=argv, prog_name="keep", standalone_mode=True)
+        result = cli.main(args=argv, prog_name="keep", standalone_mode=False)
+    except click.exceptions.Abort:
+        from keep_sdk.cli._interrupts import EXIT_INTERRUPTED
+
+        click.echo("interrupted", err=True)
+        return EXIT_INTERRUPTED
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
     except KeepError as exc:
         from keep_sdk.cli.text import shown
 
         click.echo(f"error: {shown(exc)}", err=True)
-        sys.exit(1)
+        return 1
+    return result if isinstance(result, int) else 0

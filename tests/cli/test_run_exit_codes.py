@@ -6,6 +6,7 @@ connector of keep.toml points at a closed port, so its call fails transiently.""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from keep_sdk.cli._interrupts import EXIT_INTERRUPTED
 from keep_sdk.cli.run import EXIT_WAITING
 
 CRM = """
@@ -127,7 +129,37 @@ def test_ctrl_c_during_start_up_prints_no_traceback(project: Path, after_s: floa
     _, stderr = process.communicate(timeout=120)
     assert "Traceback" not in stderr, stderr
     assert "KeyboardInterrupt" not in stderr, stderr
-    assert process.returncode != -signal.SIGINT, stderr
+    assert process.returncode in (EXIT_WAITING, EXIT_INTERRUPTED), (process.returncode, stderr)
+
+
+def test_ctrl_c_after_the_work_leaves_the_status_it_decided(project: Path) -> None:
+    """Ctrl-C pressed again and again from the last line on: while the interpreter joins
+    its threads and finalises, it can neither print a traceback nor kill the process by
+    the signal (Python restores the default handler as it finalises)."""
+    for attempt in range(3):
+        (project / "keep.db").unlink(missing_ok=True)
+        with subprocess.Popen(
+            _command(project, "lookup.js"),
+            cwd=project,
+            env=_environ(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        ) as process:
+            assert process.stderr is not None
+            seen = []
+            for text in process.stderr:
+                seen.append(text)
+                if "work waits on a fault" in text:
+                    break
+            while process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    process.send_signal(signal.SIGINT)
+                time.sleep(0.001)
+            stderr = "".join(seen) + process.stderr.read()
+        assert "Traceback" not in stderr, (attempt, stderr)
+        assert "KeyboardInterrupt" not in stderr, (attempt, stderr)
+        assert process.returncode in (EXIT_WAITING, EXIT_INTERRUPTED), (attempt, stderr)
 
 
 BUSY = """export default Keep.workflow({

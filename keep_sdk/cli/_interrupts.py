@@ -1,0 +1,94 @@
+"""Ctrl-C in the ``keep`` process: never a traceback, never a death by the signal.
+
+`ending` runs the command line and ends the process with its status. While a command
+works, the first Ctrl-C raises `KeyboardInterrupt` as usual (a command may catch it or
+install its own handler: ``keep worker`` stops cleanly) and the status is 130 when the
+interrupt ends the command; a second Ctrl-C ends the process at once with 130. Once the status
+is decided, Ctrl-C ends the process at once with that status while the interpreter
+joins its threads, and is ignored from its exit handlers on: Python restores the
+default handler while it finalises, and a Ctrl-C there would kill the process by the
+signal instead of leaving the status the command decided.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import sys
+from collections.abc import Callable
+from contextlib import suppress
+from types import FrameType
+from typing import NoReturn
+
+__all__ = ["EXIT_INTERRUPTED", "ending"]
+
+EXIT_INTERRUPTED = 130
+"""The status of a command that Ctrl-C ended (128 + SIGINT, as shells report it)."""
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):
+            stream.flush()
+
+
+class _Interrupts:
+    def __init__(self) -> None:
+        self.interrupted = False
+        self.status: int | None = None
+
+    def handle(self, _signum: int, _frame: FrameType | None) -> None:
+        if self.status is not None:
+            _flush()
+            os._exit(self.status)
+        if self.interrupted:
+            _flush()
+            os._exit(EXIT_INTERRUPTED)
+        self.interrupted = True
+        raise KeyboardInterrupt
+
+
+def _status(code: object) -> int:
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 1
+
+
+def _ignore_from_now_on() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _unmark_the_process() -> None:
+    """Forget a `KeyboardInterrupt` the interpreter saw leave code run from text.
+
+    CPython marks the process when a `KeyboardInterrupt` leaves code evaluated from a
+    string (``exec``/``eval`` of text, as dataclasses and named tuples build their
+    methods), even when a caller catches it, and under ``python -m`` ends the process by
+    SIGINT at exit whatever its status. Evaluating a string clears the mark.
+    """
+    eval("None")
+
+
+def ending(command: Callable[[], int]) -> NoReturn:
+    """Run `command` and end the process with the status it returns, Ctrl-C as the module says.
+
+    `command` returns the status or raises `SystemExit`; a `KeyboardInterrupt` it lets
+    out ends the process with `EXIT_INTERRUPTED`. Call it only as a process's entry
+    point: it changes the SIGINT handler for the rest of the process.
+    """
+    interrupts = _Interrupts()
+    signal.signal(signal.SIGINT, interrupts.handle)
+    ended: SystemExit
+    try:
+        try:
+            ended = SystemExit(command())
+        except SystemExit as exc:
+            ended = exc
+    except KeyboardInterrupt:
+        ended = SystemExit(EXIT_INTERRUPTED)
+    interrupts.status = _status(ended.code)
+    _unmark_the_process()
+    signal.signal(signal.SIGINT, interrupts.handle)
+    atexit.register(_ignore_from_now_on)
+    raise ended
