@@ -4,6 +4,11 @@
 #
 #   scripts/mutation-test.sh                      # keep_sdk/stores/_commit/ and memory.py
 #   scripts/mutation-test.sh keep_sdk/stores/_commit/_leases.py ...   # only these files
+#   scripts/mutation-test.sh keep_sdk/stores/sql/_rows.py   # the SQL store: on SQLite
+#
+# The tests: the shipped suite against the memory and JSON-file (small-protocol) stores,
+# or, when a target is under keep_sdk/stores/sql/, against the SQL store on SQLite
+# (MUTATION_TESTS="file ..." chooses others).
 #
 # It installs its own venv (.venv-mutation, with the `mutation` extra), works in a scratch
 # copy of the tracked files (MUTATION_WORKDIR, default a new temporary folder) so the work
@@ -30,15 +35,23 @@ for target in "${targets[@]}"; do
         *) patterns+="\"${target}\", " ;;
     esac
 done
+tests=${MUTATION_TESTS:-}
+if [ -z "$tests" ]; then
+    case " ${targets[*]}" in
+        *" keep_sdk/stores/sql/"*) tests="tests/stores/test_conformance_sql.py" ;;
+        *) tests="tests/stores/test_conformance_memory.py tests/stores/test_conformance_json_file.py" ;;
+    esac
+fi
+selection=""
+for test in $tests; do
+    selection+="\"$test\", "
+done
 cat >> "$work/pyproject.toml" <<EOF
 
 [tool.mutmut]
 source_paths = ["keep_sdk"]
 only_mutate = [${patterns%, }]
-pytest_add_cli_args_test_selection = [
-    "tests/stores/test_conformance_memory.py",
-    "tests/stores/test_conformance_json_file.py",
-]
+pytest_add_cli_args_test_selection = [${selection%, }]
 also_copy = ["tests", "fixtures", "pyproject.toml"]
 pytest_add_cli_args = ["-q", "-x", "-p", "no:randomly", "-m", "not slow and not postgres"]
 EOF
