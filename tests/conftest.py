@@ -58,19 +58,26 @@ def _folder(path: str) -> str:
     return os.path.join(os.path.realpath(path), "")
 
 
+_NOT_OURS = "an unknown place"
+
+
 def _caller() -> str:
-    """The innermost frame of the repository's own code (not this file's, not the venv's)."""
+    """The innermost frame of the repository's own code (not this file's, not the venv's).
+
+    A read with no such frame is the test runner's own (pytest, a plugin, a mutation
+    tool walking its copy of the tree), not a test's, and is not reported."""
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if filename.startswith(_OWN) and filename != __file__:
             return f"{os.path.relpath(filename, ROOT)}:{frame.f_lineno}"
         frame = frame.f_back
-    return "an unknown place"
+    return _NOT_OURS
 
 
 def _audit(event: str, args: tuple[object, ...]) -> None:
-    """Record a watched event whose path is outside every allowed folder; never raise."""
+    """Record a watched event of the repository's code whose path is outside every allowed
+    folder; never raise."""
     if event not in _WATCHED or not _allowed:
         return
     try:
@@ -84,7 +91,9 @@ def _audit(event: str, args: tuple[object, ...]) -> None:
             return
         if _folder(name).startswith(_allowed):
             return
-        _outside.append(f"{event} {name!r} at {_caller()}")
+        caller = _caller()
+        if caller != _NOT_OURS:
+            _outside.append(f"{event} {name!r} at {caller}")
     except Exception:
         return
 

@@ -17,6 +17,7 @@ from keep_sdk.conformance.stores._clauses import ClauseTests
 from keep_sdk.conformance.stores._commits import CommitTests
 from keep_sdk.conformance.stores._durable import DurableTestBase, DurableTests
 from keep_sdk.conformance.stores._durable_clauses import DurableClauseTests
+from keep_sdk.conformance.stores._durable_rows import DurableRowTests
 from keep_sdk.conformance.stores._leases import LeaseTests
 from keep_sdk.conformance.stores._ledger import LedgerTests
 from keep_sdk.conformance.stores._pages import CountTests, PageTests
@@ -46,6 +47,7 @@ __all__ = [
     "CountPropertyTests",
     "CountTests",
     "DurableClauseTests",
+    "DurableRowTests",
     "DurableTestBase",
     "DurableTests",
     "FaultInjector",
@@ -84,6 +86,7 @@ class StoreConformance(
     CountTests,
     DurableTests,
     DurableClauseTests,
+    DurableRowTests,
     TimeTests,
     ClauseTests,
     PagePropertyTests,
