@@ -18,7 +18,7 @@ it prints:
 1. the raw commit rate of the same database (one-row insert transactions per
    second through the store's engine): the baseline;
 2. committed consumer runs per second through ``Scheduler.run_until_idle`` and
-   the ratio runs/s ÷ raw commits/s (a run takes 5 commit points plus the
+   the ratio runs/s ÷ raw commits/s (a run takes 3 to 5 commit points plus the
    scheduler's reads, so about 1/8 to 1/15 is what the design allows);
 3. SQLite: the same with the default pooled worker process (ProcessIsolation),
    as a ratio to in-process (target: within 1.25x, a ratio >= 0.8);
@@ -39,12 +39,12 @@ it prints:
    and for CPU per run (target <= 0.5): median, min and max over the rounds, not a
    ratio of medians; the 1-minute load average before and after;
 6. where one run's wall time goes, by layer (the scheduler, the sandbox's three phases,
-   the five checkpoints, the connector call, the rest), and the floor of the design
+   the store's commit points, the connector call, the rest), and the floor of the design
    measured in the same run: three QuickJS contexts evaluating the workflow, bare and
    hardened as the sandbox must (limits, the prelude booted: frozen intrinsics and
-   ``globalThis``, the module from cached bytecode), and five one-row fsync commits in
-   plain sqlite3; printed after DBOS (with what the floor would be against DBOS) or
-   alone with ``--only floor``;
+   ``globalThis``, the module from cached bytecode), and one one-row fsync commit in
+   plain sqlite3 per commit point the store took per run; printed after DBOS (with what
+   the floor would be against DBOS) or alone with ``--only floor``;
 7. many workflows at once (``--only aggregate --workflows 16``): keep_sdk with
    --workflows workflows deployed and each round's --events jobs spread over them,
    drained by one in-process scheduler with the concurrency it has; DBOS running as many
@@ -287,31 +287,46 @@ WRITES = (
     "record_mutation_intent",
     "record_mutation_applied",
     "commit_consumer_run",
+    "begin_consumer_run",
+    "record_mutation_applied_run",
+    "commit_applied_consumer_run",
 )
+"""The store's commit points of a consumer run, separate and merged (those a store has)."""
+
+CHECKPOINTS = "store: the commit points"
 
 
 class _Timers:
-    """Seconds spent in named calls (outermost only), wrapped around live objects."""
+    """Seconds spent in, and calls of, named layers (outermost call of a layer only),
+    wrapped around live objects."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self._inside: set[str] = set()
 
     def wrap(self, owner: object, attribute: str, layer: str) -> None:
         inner = getattr(owner, attribute)
 
         def timed(*args: object, **kwargs: object) -> object:
+            if layer in self._inside:
+                return inner(*args, **kwargs)
+            self._inside.add(layer)
             started = time.perf_counter()
             try:
                 return inner(*args, **kwargs)
             finally:
                 spent = time.perf_counter() - started
+                self._inside.discard(layer)
                 self.seconds[layer] = self.seconds.get(layer, 0.0) + spent
+                self.calls[layer] = self.calls.get(layer, 0) + 1
 
         setattr(owner, attribute, timed)
 
 
-def breakdown(tmp: Path, events: int) -> tuple[float, dict[str, float]]:
-    """Where one in-process consumer run's wall time goes: ms per run by layer."""
+def breakdown(tmp: Path, events: int) -> tuple[float, dict[str, float], float]:
+    """Where one in-process consumer run's wall time goes: ms per run by layer, and the
+    commit points the store took per run."""
     folder = tmp / "breakdown"
     folder.mkdir(exist_ok=True)
     where = WorkBehind(folder, history=0, idle=0)
@@ -322,18 +337,23 @@ def breakdown(tmp: Path, events: int) -> tuple[float, dict[str, float]]:
     timers.wrap(runtime.isolation, "run", "sandbox: three phases in fresh contexts")
     timers.wrap(runtime.connectors, "invoke", "connector call (sheets double)")
     for name in WRITES:
-        timers.wrap(where.store, name, "store: the five checkpoints (5 fsyncs)")
+        if hasattr(where.store, name):
+            timers.wrap(where.store, name, CHECKPOINTS)
     where.batch(5)
     timers.seconds.clear()
+    timers.calls.clear()
     rate = where.batch(events)
     where.store.close()
+    commits = timers.calls.get(CHECKPOINTS, 0) / events
     spent = {name: seconds / events * 1e3 for name, seconds in timers.seconds.items()}
     step, run = spent.pop("step"), spent.pop("run")
     spent["scheduler: planning, leases"] = step - run
     spent["runtime Python and store reads"] = run - sum(
         value for name, value in spent.items() if not name.startswith("scheduler")
     )
-    return rate, spent
+    if CHECKPOINTS in spent:
+        spent[f"{CHECKPOINTS} ({commits:.0f} per run)"] = spent.pop(CHECKPOINTS)
+    return rate, spent, commits
 
 
 def hardened_phase_ms(rounds: int) -> float:
@@ -403,19 +423,20 @@ def floor_ms(tmp: Path, rounds: int = 200) -> tuple[float, float, float]:
 
 def print_floor(tmp: Path, events: int, dbos_rate: float | None = None) -> None:
     """The breakdown of a run, and the floor of this design: three fresh contexts (bare,
-    and hardened as the sandbox must) and five fsyncs per run, one run at a time per
-    workflow."""
-    rate, spent = breakdown(tmp, events)
+    and hardened as the sandbox must) and one fsync per commit point the store took,
+    one run at a time per workflow."""
+    rate, spent, commits = breakdown(tmp, events)
+    points = round(commits)
     phase, hardened, commit = floor_ms(tmp)
     total = 1e3 / rate
     print(f"floor       one consumer run {total:6.2f} ms ({rate:.1f} runs/s), by layer:")
     for name, value in sorted(spent.items(), key=lambda item: -item[1]):
         print(f"floor         {value:6.2f} ms  {100 * value / total:5.1f}%  {name}")
     for label, each in (("bare", phase), ("hardened", hardened)):
-        least = 3 * each + 5 * commit
+        least = 3 * each + points * commit
         print(
-            f"floor       3 {label} phases {3 * each:.2f} ms + 5 one-row fsync commits "
-            f"{5 * commit:.2f} ms = {least:.2f} ms: at most {1e3 / least:.0f} runs/s"
+            f"floor       3 {label} phases {3 * each:.2f} ms + {points} one-row fsync commits "
+            f"{points * commit:.2f} ms = {least:.2f} ms: at most {1e3 / least:.0f} runs/s"
         )
         if dbos_rate:
             print(
