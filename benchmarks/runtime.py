@@ -687,6 +687,12 @@ def print_rounds(
             f"{part:<11}   keep/DBOS runs/s per round {spread(rates)} (target >= {targets[0]:g}); "
             f"CPU per run {spread(cpus)} (target <= {targets[1]:g})"
         )
+        print(
+            f"{part:<11}   per round: keep/DBOS runs/s "
+            + " ".join(f"{ratio:.2f}" for ratio in rates)
+            + "; DBOS workflows/s "
+            + " ".join(f"{rate:.0f}" for rate, _ in theirs)
+        )
 
 
 def dbos_side_by_side(tmp: Path, events: int, rounds: int, pooled: bool) -> None:
