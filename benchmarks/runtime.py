@@ -1,7 +1,12 @@
-"""Runtime benchmark: committed consumer runs per second end to end, and 1 vs 2 workers.
+"""Runtime benchmark: committed consumer runs per second end to end, against DBOS, 1 vs 2 workers.
 
-    python benchmarks/runtime.py [--events 300] [--workflows 8] [--postgres URL]
-                                 [--only sqlite|dbos|floor|workers]
+    python benchmarks/runtime.py [--events 300] [--workflows 8] [--rounds 8] [--pooled]
+                                 [--postgres URL] [--sqlite-only]
+                                 [--only sqlite|dbos|aggregate|floor|workers]
+
+``--only`` runs one part: ``sqlite`` (items 1-4), ``dbos`` (5 and 6), ``aggregate`` (7),
+``floor`` (6 alone), ``workers`` (8); without it every part runs. ``--events 100
+--rounds 3`` runs any part in a few minutes.
 
 End to end means the reference scheduler picks the work, the runtime runs
 prepare, mutate (a ledgered ``sheets.appendRow`` on the built-in double) and
@@ -13,7 +18,7 @@ it prints:
 1. the raw commit rate of the same database (one-row insert transactions per
    second through the store's engine): the baseline;
 2. committed consumer runs per second through ``Scheduler.run_until_idle`` and
-   the ratio runs/s ÷ raw commits/s (a run takes 5 commit points plus the
+   the ratio runs/s ÷ raw commits/s (a run takes 3 to 5 commit points plus the
    scheduler's reads, so about 1/8 to 1/15 is what the design allows);
 3. SQLite: the same with the default pooled worker process (ProcessIsolation),
    as a ratio to in-process (target: within 1.25x, a ratio >= 0.8);
@@ -22,16 +27,30 @@ it prints:
    workflows deployed, each as a ratio to a store without them (five interleaved
    batches each, medians);
 5. DBOS side by side: DBOS's three-step workflow (``benchmarks/dbos_three_steps.py``)
-   on its SQLite system database (WAL) in the benchmark's own environment,
-   ``benchmarks/.venv-dbos`` (created on first use with ``pip install 'dbos>=2,<3'``;
-   DBOS is never a keep_sdk dependency), in batches interleaved with keep_sdk
-   consumer runs on the same disk; keep/DBOS (target >= 3);
+   on its SQLite system database (WAL, synchronous=FULL) in the benchmark's own
+   environment, ``benchmarks/.venv-dbos`` (``pip install 'dbos>=3.4,<4'``, created on
+   first use and recreated when it does not hold DBOS 3; DBOS is never a keep_sdk
+   dependency; its version is printed). ``--rounds`` rounds (8) each run ``--events``
+   keep_sdk consumer runs in process (and, with ``--pooled``, with the pooled worker)
+   and as many DBOS workflows back to back, DBOS last in even rounds and first in odd
+   ones. Printed: median runs/s and CPU ms per run of each side (keep: this process's
+   rusage, plus its live and reaped children for the pooled worker; DBOS: its driver's
+   ``time.process_time()`` per batch), and keep/DBOS per round for runs/s (target >= 2)
+   and for CPU per run (target <= 0.5): median, min and max over the rounds, not a
+   ratio of medians; the 1-minute load average before and after;
 6. where one run's wall time goes, by layer (the scheduler, the sandbox's three phases,
-   the five checkpoints, the connector call, the rest), and the floor of the design
-   measured in the same run: three fresh QuickJS contexts evaluating the workflow and
-   five one-row fsync commits in plain sqlite3; printed after DBOS (with what the floor
-   would be against DBOS) or alone with ``--only floor``;
-7. PostgreSQL only: the same backlog spread over --workflows workflows (8), drained
+   the store's commit points, the connector call, the rest), and the floor of the design
+   measured in the same run: three QuickJS contexts evaluating the workflow, bare and
+   hardened as the sandbox must (limits, the prelude booted: frozen intrinsics and
+   ``globalThis``, the module from cached bytecode), and one one-row fsync commit in
+   plain sqlite3 per commit point the store took per run; printed after DBOS (with what
+   the floor would be against DBOS) or alone with ``--only floor``;
+7. many workflows at once (``--only aggregate --workflows 16``): keep_sdk with
+   --workflows workflows deployed and each round's --events jobs spread over them,
+   drained by one in-process scheduler with the concurrency it has; DBOS running as many
+   workflows, --workflows at a time on as many threads; rounds, ratios and CPU as in 5
+   (target >= 3);
+8. PostgreSQL only: the same backlog spread over --workflows workflows (8), drained
    by 1 and then by 2 ``keep worker`` processes (leases, heartbeats), alternated
    three times: runs/s, the speed-up of 2 over 1 (at most 2 on 2 cores; the
    workers and the database share those cores) and the workers' CPU seconds per
@@ -42,7 +61,10 @@ it prints:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import resource
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -50,18 +72,23 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import quickjs
 import sqlalchemy as sa
 
 from keep_sdk.conformance.postgres import TEST_URL_ENV, PostgresServer
-from keep_sdk.connectors import ConnectorSet
+from keep_sdk.connectors import ConnectorSet, builtin_manifest
 from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
-from keep_sdk.model import EventStatus, RunStatus
+from keep_sdk.model import EventStatus, HandlerPhase, HostPolicy, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
 from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
+from keep_sdk.sandbox.bytecode import ModuleLoader, PreludeLoader
+from keep_sdk.sandbox.engine import prelude_source
+from keep_sdk.sandbox.setup import config_text, setup_for
+from keep_sdk.sandbox.stack import safe_stack_bytes
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import Publication, SqlStore, open_store
 
@@ -179,20 +206,33 @@ def copy_history(store: SqlStore, runs: int) -> None:
 
 
 class WorkBehind:
-    """The bench workflow on a SQLite store with `history` runs of history and `idle` other
-    workflows deployed; `batch` measures committed runs/s of a fresh backlog."""
+    """The bench workflow (and `workflows` - 1 more like it) on a SQLite store with
+    `history` runs of history and `idle` other workflows deployed; `batch` measures
+    committed runs/s of a fresh backlog spread over the busy workflows, drained by one
+    scheduler in this process (`isolation`: in process unless given)."""
 
-    def __init__(self, tmp: Path, *, history: int, idle: int) -> None:
-        url = f"sqlite:///{tmp / f'behind-{history}-{idle}.db'}"
-        deploy(url, ["bench"] + [f"idle{i}" for i in range(idle)], 1, None)
+    def __init__(
+        self,
+        tmp: Path,
+        *,
+        history: int,
+        idle: int,
+        workflows: int = 1,
+        isolation: Isolation | None = None,
+    ) -> None:
+        self.busy = ["bench"] + [f"bench{i}" for i in range(1, workflows)]
+        pooled = "-pooled" if isolation is not None else ""
+        url = f"sqlite:///{tmp / f'behind-{history}-{idle}-{workflows}{pooled}.db'}"
+        deploy(url, self.busy + [f"idle{i}" for i in range(idle)], len(self.busy), None)
         store = open_store(url)
         assert isinstance(store, SqlStore)
         self.store = store
+        self.pooled = isolation is not None
         runtime = Runtime(
             store,
             ConnectorSet([Gmail(), Sheets(seed={"spreadsheets": {"jobs": {"rows": []}}}), Slack()]),
             load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
-            isolation=InProcessIsolation(),
+            isolation=isolation or InProcessIsolation(),
         )
         self.scheduler = Scheduler(runtime)
         self.scheduler.run_until_idle()
@@ -201,14 +241,27 @@ class WorkBehind:
         self.published = 0
 
     def batch(self, events: int) -> float:
+        return self.timed_batch(events)[0]
+
+    def timed_batch(self, events: int, *, exclude: tuple[int, ...] = ()) -> tuple[float, float]:
+        """Committed runs/s of `events` new jobs, and the CPU seconds per run of this
+        process (plus, when the sandbox is the pooled worker, of its child processes but
+        the pids in `exclude`) while the scheduler drained them."""
         for _ in range(events):
             self.published += 1
             n = self.published
             message = Publication(topic="job.queued", message_id=f"k{n}", title="Job", payload={})
-            self.store.publish("bench", message)
+            self.store.publish(self.busy[n % len(self.busy)], message)
+        cpu = own_cpu() + (children_cpu(exclude) if self.pooled else 0.0)
         start = time.perf_counter()
-        self.scheduler.run_until_idle(max_steps=events + 10)
-        return events / (time.perf_counter() - start)
+        done = self.scheduler.run_until_idle(max_steps=events + 10)
+        elapsed = time.perf_counter() - start
+        cpu = own_cpu() + (children_cpu(exclude) if self.pooled else 0.0) - cpu
+        committed = sum(
+            1 for a in done if a.run is not None and a.run.status is RunStatus.COMMITTED
+        )
+        assert committed == events, f"{committed} of {events} runs committed"
+        return events / elapsed, cpu / events
 
 
 def work_behind_ratios(tmp: Path, events: int, history: int, idle: int) -> dict[str, float]:
@@ -234,31 +287,46 @@ WRITES = (
     "record_mutation_intent",
     "record_mutation_applied",
     "commit_consumer_run",
+    "begin_consumer_run",
+    "record_mutation_applied_run",
+    "commit_applied_consumer_run",
 )
+"""The store's commit points of a consumer run, separate and merged (those a store has)."""
+
+CHECKPOINTS = "store: the commit points"
 
 
 class _Timers:
-    """Seconds spent in named calls (outermost only), wrapped around live objects."""
+    """Seconds spent in, and calls of, named layers (outermost call of a layer only),
+    wrapped around live objects."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self._inside: set[str] = set()
 
     def wrap(self, owner: object, attribute: str, layer: str) -> None:
         inner = getattr(owner, attribute)
 
         def timed(*args: object, **kwargs: object) -> object:
+            if layer in self._inside:
+                return inner(*args, **kwargs)
+            self._inside.add(layer)
             started = time.perf_counter()
             try:
                 return inner(*args, **kwargs)
             finally:
                 spent = time.perf_counter() - started
+                self._inside.discard(layer)
                 self.seconds[layer] = self.seconds.get(layer, 0.0) + spent
+                self.calls[layer] = self.calls.get(layer, 0) + 1
 
         setattr(owner, attribute, timed)
 
 
-def breakdown(tmp: Path, events: int) -> tuple[float, dict[str, float]]:
-    """Where one in-process consumer run's wall time goes: ms per run by layer."""
+def breakdown(tmp: Path, events: int) -> tuple[float, dict[str, float], float]:
+    """Where one in-process consumer run's wall time goes: ms per run by layer, and the
+    commit points the store took per run."""
     folder = tmp / "breakdown"
     folder.mkdir(exist_ok=True)
     where = WorkBehind(folder, history=0, idle=0)
@@ -269,24 +337,65 @@ def breakdown(tmp: Path, events: int) -> tuple[float, dict[str, float]]:
     timers.wrap(runtime.isolation, "run", "sandbox: three phases in fresh contexts")
     timers.wrap(runtime.connectors, "invoke", "connector call (sheets double)")
     for name in WRITES:
-        timers.wrap(where.store, name, "store: the five checkpoints (5 fsyncs)")
+        if hasattr(where.store, name):
+            timers.wrap(where.store, name, CHECKPOINTS)
     where.batch(5)
     timers.seconds.clear()
+    timers.calls.clear()
     rate = where.batch(events)
     where.store.close()
+    commits = timers.calls.get(CHECKPOINTS, 0) / events
     spent = {name: seconds / events * 1e3 for name, seconds in timers.seconds.items()}
     step, run = spent.pop("step"), spent.pop("run")
     spent["scheduler: planning, leases"] = step - run
     spent["runtime Python and store reads"] = run - sum(
         value for name, value in spent.items() if not name.startswith("scheduler")
     )
-    return rate, spent
+    if CHECKPOINTS in spent:
+        spent[f"{CHECKPOINTS} ({commits:.0f} per run)"] = spent.pop(CHECKPOINTS)
+    return rate, spent, commits
 
 
-def floor_ms(tmp: Path, rounds: int = 200) -> tuple[float, float]:
-    """The two costs a run cannot avoid, in ms: one fresh QuickJS context evaluating the
-    bench workflow (a phase's isolation, without the host), and one one-row commit in
-    plain sqlite3 (WAL, synchronous=FULL: one fsync), medians of `rounds`."""
+def hardened_phase_ms(rounds: int) -> float:
+    """One phase's context as keep's sandbox prepares it, in ms (median of `rounds`): a
+    fresh context with the policy's memory and stack limits, the prelude loaded and
+    booted (``boot`` freezes the intrinsics and ``globalThis`` and installs ``Keep``), and
+    the bench workflow's module evaluated from its cached bytecode. No handler runs and
+    no host call is made: what the engine's own loop adds is the glue, not the floor."""
+    source = SCRIPT.replace("NAME", "bench")
+    policy = HostPolicy()
+    limits = policy.sandbox
+    setup = setup_for(source, builtin_manifest(), policy, HandlerPhase.PREPARE)
+    config = config_text(setup.config_head, log_budget=limits.max_log_bytes, determinism=None)
+    stack = safe_stack_bytes(limits.stack_bytes)
+    prelude, modules = PreludeLoader(prelude_source()), ModuleLoader()
+
+    def enter(function: object, *args: object) -> object:
+        return function(*args)  # type: ignore[operator]
+
+    phases: list[float] = []
+    for _ in range(rounds + 1):
+        started = time.perf_counter()
+        context = quickjs.Context()
+        context.set_memory_limit(limits.memory_bytes)
+        context.set_max_stack_size(stack)
+        boot = prelude.load(context, enter)
+        boot(config)
+        modules.load(
+            context, setup.marked.text, enter, memory_bytes=limits.memory_bytes, stack_bytes=stack
+        )
+        while context.execute_pending_job():
+            pass
+        phases.append(time.perf_counter() - started)
+        del context
+    return statistics.median(phases[1:]) * 1e3
+
+
+def floor_ms(tmp: Path, rounds: int = 200) -> tuple[float, float, float]:
+    """The costs a run cannot avoid, in ms: one fresh QuickJS context evaluating the
+    bench workflow (bare: no prelude, no limits), the same context hardened as keep's
+    sandbox must harden it (`hardened_phase_ms`), and one one-row commit in plain
+    sqlite3 (WAL, synchronous=FULL: one fsync), medians of `rounds`."""
     source = SCRIPT.replace("NAME", "bench").replace("Keep.workflow", "(d => d)")
     phases: list[float] = []
     for _ in range(rounds):
@@ -296,6 +405,7 @@ def floor_ms(tmp: Path, rounds: int = 200) -> tuple[float, float]:
         while context.execute_pending_job():
             pass
         phases.append(time.perf_counter() - started)
+    hardened = hardened_phase_ms(rounds)
     conn = sqlite3.connect(tmp / "floor.db", isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=FULL")
@@ -308,28 +418,33 @@ def floor_ms(tmp: Path, rounds: int = 200) -> tuple[float, float]:
         conn.execute("COMMIT")
         commits.append(time.perf_counter() - started)
     conn.close()
-    return statistics.median(phases) * 1e3, statistics.median(commits) * 1e3
+    return statistics.median(phases) * 1e3, hardened, statistics.median(commits) * 1e3
 
 
 def print_floor(tmp: Path, events: int, dbos_rate: float | None = None) -> None:
-    """The breakdown of a run, and the floor of this design: three fresh contexts and five
-    fsyncs per run, one run at a time per workflow."""
-    rate, spent = breakdown(tmp, events)
-    phase, commit = floor_ms(tmp)
+    """The breakdown of a run, and the floor of this design: three fresh contexts (bare,
+    and hardened as the sandbox must) and one fsync per commit point the store took,
+    one run at a time per workflow."""
+    rate, spent, commits = breakdown(tmp, events)
+    points = round(commits)
+    phase, hardened, commit = floor_ms(tmp)
     total = 1e3 / rate
     print(f"floor       one consumer run {total:6.2f} ms ({rate:.1f} runs/s), by layer:")
     for name, value in sorted(spent.items(), key=lambda item: -item[1]):
         print(f"floor         {value:6.2f} ms  {100 * value / total:5.1f}%  {name}")
-    least = 3 * phase + 5 * commit
-    print(
-        f"floor       3 bare phases {3 * phase:.2f} ms + 5 one-row fsync commits "
-        f"{5 * commit:.2f} ms = {least:.2f} ms: at most {1e3 / least:.0f} runs/s"
-    )
-    if dbos_rate:
+    for label, each in (("bare", phase), ("hardened", hardened)):
+        least = 3 * each + points * commit
         print(
-            f"floor       at that floor keep/DBOS would be {1e3 / least / dbos_rate:.2f}x; "
-            f"3x DBOS needs {1e3 / (3 * dbos_rate):.2f} ms per run"
+            f"floor       3 {label} phases {3 * each:.2f} ms + {points} one-row fsync commits "
+            f"{points * commit:.2f} ms = {least:.2f} ms: at most {1e3 / least:.0f} runs/s"
         )
+        if dbos_rate:
+            print(
+                f"floor       at the {label} floor keep/DBOS would be "
+                f"{1e3 / least / dbos_rate:.2f}x"
+            )
+    if dbos_rate:
+        print(f"floor       3x DBOS needs {1e3 / (3 * dbos_rate):.2f} ms per run")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -337,6 +452,25 @@ def cpu_seconds(pid: int) -> float:
     kernel's rusage accounting, read before the process is reaped)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu() -> float:
+    """User + system CPU seconds this process (every thread) has used so far."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def children_cpu(exclude: tuple[int, ...] = ()) -> float:
+    """User + system CPU seconds of this process's children: those reaped so far
+    (``RUSAGE_CHILDREN``) and the live ones (``/proc``), but the live pids in `exclude`."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = usage.ru_utime + usage.ru_stime
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            if int(pid) not in exclude:
+                with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                    total += cpu_seconds(int(pid))
+    return total
 
 
 def drain_with_workers(
@@ -429,15 +563,30 @@ def compare_workers(server: PostgresServer, workflows: int, events: int, tmp: Pa
 
 DBOS_ENV = Path(__file__).parent / ".venv-dbos"
 DBOS_DRIVER = Path(__file__).parent / "dbos_three_steps.py"
-DBOS_REQUIREMENT = "dbos>=2,<3"
+DBOS_REQUIREMENT = "dbos>=3.4,<4"
+DBOS_MAJOR = "3"
+
+
+def dbos_installed(python: Path) -> str | None:
+    """The DBOS version installed in the environment of `python`, or None."""
+    if not python.exists():
+        return None
+    found = subprocess.run(
+        [str(python), "-c", "from importlib.metadata import version; print(version('dbos'))"],
+        capture_output=True,
+        text=True,
+    )
+    return found.stdout.strip() or None if found.returncode == 0 else None
 
 
 def dbos_python() -> Path:
-    """The Python of the benchmark's own DBOS environment, created on first use (DBOS is
-    never a dependency of keep_sdk)."""
+    """The Python of the benchmark's own DBOS environment, (re)created when it does not
+    hold DBOS 3 (DBOS is never a dependency of keep_sdk)."""
     python = DBOS_ENV / "bin" / "python"
-    if not python.exists():
-        print(f"creating {DBOS_ENV} with {DBOS_REQUIREMENT} (once)", file=sys.stderr)
+    installed = dbos_installed(python)
+    if installed is None or installed.split(".")[0] != DBOS_MAJOR:
+        print(f"creating {DBOS_ENV} with {DBOS_REQUIREMENT} (had {installed})", file=sys.stderr)
+        shutil.rmtree(DBOS_ENV, ignore_errors=True)
         subprocess.run([sys.executable, "-m", "venv", str(DBOS_ENV)], check=True)
         subprocess.run(
             [str(python), "-m", "pip", "install", "--quiet", DBOS_REQUIREMENT], check=True
@@ -447,7 +596,7 @@ def dbos_python() -> Path:
 
 class Dbos:
     """DBOS's three-step workflow in its own process and environment, on a SQLite system
-    database (WAL) in the same folder as keep_sdk's store; `batch` runs N workflows."""
+    database (WAL, synchronous=FULL) in the same folder as keep_sdk's store."""
 
     def __init__(self, tmp: Path) -> None:
         self.proc = subprocess.Popen(
@@ -458,58 +607,151 @@ class Dbos:
             text=True,
         )
         assert self.proc.stdout is not None
-        assert self.proc.stdout.readline().strip() == "ready", "DBOS did not start"
+        ready, _, self.version = self.proc.stdout.readline().strip().partition(" ")
+        assert ready == "ready", "DBOS did not start"
 
-    def batch(self, workflows: int) -> float:
+    def _ask(self, line: str, workflows: int) -> tuple[float, float]:
         assert self.proc.stdin is not None
         assert self.proc.stdout is not None
-        self.proc.stdin.write(f"{workflows}\n")
+        self.proc.stdin.write(f"{line}\n")
         self.proc.stdin.flush()
-        return float(self.proc.stdout.readline())
+        rate, cpu = self.proc.stdout.readline().split()
+        return float(rate), float(cpu) / workflows
+
+    def batch(self, workflows: int) -> tuple[float, float]:
+        """Workflows/s of `workflows` run one after another, and the driver's CPU seconds
+        per workflow."""
+        return self._ask(str(workflows), workflows)
+
+    def concurrent(self, workflows: int, width: int) -> tuple[float, float]:
+        """The same with `width` workflows running at once (one thread each)."""
+        return self._ask(f"C {workflows} {width}", workflows)
 
     def close(self) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         self.proc.wait(timeout=60)
 
-    def version(self) -> str:
-        found = subprocess.run(
-            [str(dbos_python()), "-m", "pip", "show", "dbos"],
-            capture_output=True,
-            text=True,
-            check=True,
+
+Measure = tuple[float, float]
+"""Runs (or workflows) per second and CPU seconds per run of one batch."""
+
+
+def paired_rounds(
+    keep: dict[str, Callable[[], Measure]], dbos: Callable[[], Measure], rounds: int
+) -> tuple[dict[str, list[Measure]], list[Measure], tuple[float, float]]:
+    """`rounds` rounds, each running every keep batch and the DBOS batch back to back,
+    DBOS last in even rounds and first in odd ones; the measures per round and the
+    1-minute load average before and after."""
+    load_before = os.getloadavg()[0]
+    ours: dict[str, list[Measure]] = {name: [] for name in keep}
+    theirs: list[Measure] = []
+    for round_ in range(rounds):
+        if round_ % 2:
+            theirs.append(dbos())
+        for name, batch in keep.items():
+            ours[name].append(batch())
+        if not round_ % 2:
+            theirs.append(dbos())
+    return ours, theirs, (load_before, os.getloadavg()[0])
+
+
+def spread(values: list[float]) -> str:
+    """Median (min-max) of `values`."""
+    return f"{statistics.median(values):.2f}x ({min(values):.2f}-{max(values):.2f})"
+
+
+def print_rounds(
+    part: str,
+    ours: dict[str, list[Measure]],
+    theirs: list[Measure],
+    load: tuple[float, float],
+    targets: tuple[float, float],
+) -> None:
+    """Median runs/s and CPU ms/run of each side, and the per-round ratios keep/DBOS
+    (median, min, max over rounds: not a ratio of medians)."""
+    rounds = len(theirs)
+    print(
+        f"{part:<11} DBOS workflows/s {statistics.median([r for r, _ in theirs]):6.1f}  "
+        f"CPU {statistics.median([c for _, c in theirs]) * 1e3:5.2f} ms/workflow  "
+        f"(medians of {rounds} rounds, load {load[0]:.2f} -> {load[1]:.2f})"
+    )
+    for name, measures in ours.items():
+        rates = [rate / dbos[0] for (rate, _), dbos in zip(measures, theirs, strict=True)]
+        cpus = [cpu / dbos[1] for (_, cpu), dbos in zip(measures, theirs, strict=True)]
+        print(
+            f"{part:<11} keep {name:<10} runs/s {statistics.median([r for r, _ in measures]):6.1f}"
+            f"  CPU {statistics.median([c for _, c in measures]) * 1e3:5.2f} ms/run"
         )
-        return next(
-            line.split(":", 1)[1].strip()
-            for line in found.stdout.splitlines()
-            if line.startswith("Version:")
+        print(
+            f"{part:<11}   keep/DBOS runs/s per round {spread(rates)} (target >= {targets[0]:g}); "
+            f"CPU per run {spread(cpus)} (target <= {targets[1]:g})"
+        )
+        print(
+            f"{part:<11}   per round: keep/DBOS runs/s "
+            + " ".join(f"{ratio:.2f}" for ratio in rates)
+            + "; DBOS workflows/s "
+            + " ".join(f"{rate:.0f}" for rate, _ in theirs)
         )
 
 
-def dbos_side_by_side(tmp: Path, events: int) -> None:
-    """keep_sdk consumer runs (in process) and DBOS three-step workflows in alternating
-    batches on the same disk; medians of five batches each."""
+def dbos_side_by_side(tmp: Path, events: int, rounds: int, pooled: bool) -> None:
+    """keep_sdk consumer runs (in process, and with the pooled worker when `pooled`) and
+    DBOS three-step workflows one after another, `events` of each per round, back to back
+    in `rounds` rounds on the same disk; then the floor."""
     keep = WorkBehind(tmp, history=0, idle=0)
     dbos = Dbos(tmp)
-    size = max(events // 5, 20)
-    keep.batch(5)
-    dbos.batch(5)
-    rates: dict[str, list[float]] = {"keep": [], "dbos": []}
+    pool = ProcessIsolation(prestart=1) if pooled else None
+    arms: dict[str, Callable[[], Measure]] = {"in process": lambda: keep.timed_batch(events)}
+    stores = [keep.store]
     try:
-        for _ in range(5):
-            rates["keep"].append(keep.batch(size))
-            rates["dbos"].append(dbos.batch(size))
-        version = dbos.version()
+        if pool is not None:
+            folder = tmp / "pooled"
+            folder.mkdir()
+            pooled_keep = WorkBehind(folder, history=0, idle=0, isolation=pool)
+            stores.append(pooled_keep.store)
+            pid = (dbos.proc.pid,)
+            arms["pooled"] = lambda: pooled_keep.timed_batch(events, exclude=pid)
+            pooled_keep.batch(5)
+        keep.batch(5)
+        dbos.batch(5)
+        ours, theirs, load = paired_rounds(arms, lambda: dbos.batch(events), rounds)
+    finally:
+        dbos.close()
+        for store in stores:
+            store.close()
+        if pool is not None:
+            pool.close()
+    print(f"dbos        DBOS {dbos.version}, SQLite WAL synchronous=FULL, {events} a side a round")
+    print_rounds("dbos", ours, theirs, load, (2, 0.5))
+    print_floor(tmp, events, statistics.median([rate for rate, _ in theirs]))
+
+
+def aggregate(tmp: Path, events: int, workflows: int, rounds: int) -> None:
+    """`workflows` workflows at once: keep_sdk with `workflows` deployed and each round's
+    `events` jobs spread over them, drained by one scheduler in process (with whatever
+    concurrency it has); DBOS running `events` three-step workflows `workflows` at a time
+    (one thread each); back to back in `rounds` rounds."""
+    folder = tmp / "aggregate"
+    folder.mkdir()
+    keep = WorkBehind(folder, history=0, idle=0, workflows=workflows)
+    dbos = Dbos(folder)
+    try:
+        keep.batch(workflows)
+        dbos.concurrent(workflows, workflows)
+        ours, theirs, load = paired_rounds(
+            {"in process": lambda: keep.timed_batch(events)},
+            lambda: dbos.concurrent(events, workflows),
+            rounds,
+        )
     finally:
         dbos.close()
         keep.store.close()
-    ours, theirs = statistics.median(rates["keep"]), statistics.median(rates["dbos"])
-    print(f"sqlite      DBOS {version} three-step workflows/s {theirs:6.1f}  (WAL, interleaved)")
     print(
-        f"sqlite      keep_sdk consumer runs/s {ours:6.1f}  "
-        f"keep/DBOS {ours / theirs:.2f}x (target >= 3)"
+        f"aggregate   DBOS {dbos.version}, {workflows} workflows, {events} runs a side a round "
+        f"(DBOS: {workflows} threads; keep: one scheduler)"
     )
-    print_floor(tmp, events, theirs)
+    print_rounds("aggregate", ours, theirs, load, (3, 0.5))
 
 
 def main() -> None:
@@ -521,9 +763,16 @@ def main() -> None:
     parser.add_argument("--sqlite-only", action="store_true", help="skip PostgreSQL")
     parser.add_argument(
         "--only",
-        choices=("sqlite", "dbos", "floor", "workers"),
-        help="one part: the SQLite figures, DBOS side by side (with the floor), where a "
-        "run's time goes and the floor, or 1 vs 2 workers",
+        choices=("sqlite", "dbos", "aggregate", "floor", "workers"),
+        help="one part: the SQLite figures, DBOS side by side (with the floor), --workflows "
+        "workflows at once against DBOS, where a run's time goes and the floor, or 1 vs 2 "
+        "workers",
+    )
+    parser.add_argument(
+        "--rounds", type=int, default=8, help="rounds of the DBOS and aggregate comparisons"
+    )
+    parser.add_argument(
+        "--pooled", action="store_true", help="DBOS side by side: also keep's pooled worker"
     )
     parser.add_argument("--history", type=int, default=100_000, help="runs of history")
     parser.add_argument("--idle", type=int, default=99, help="idle workflows beside the bench")
@@ -533,7 +782,9 @@ def main() -> None:
         if args.only in (None, "sqlite"):
             sqlite_part(args, tmp)
         if args.only in (None, "dbos"):
-            dbos_side_by_side(tmp, args.events)
+            dbos_side_by_side(tmp, args.events, args.rounds, args.pooled)
+        if args.only in (None, "aggregate"):
+            aggregate(tmp, args.events, args.workflows, args.rounds)
         if args.only == "floor":
             print_floor(tmp, args.events)
         if args.only in (None, "workers") and not args.sqlite_only:
