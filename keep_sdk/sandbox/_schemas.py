@@ -118,9 +118,7 @@ def _compiled(schema: Any, schema_text: str, validator_class: Any) -> Callable[[
         validator_class.check_schema(schema)
         definitions = schema.get("$defs", {}) if validator_class in _INLINES_REFS else {}
         fast_schema = _fragment(schema, definitions, depth=0, expanding=frozenset())
-        validate = fastjsonschema.compile(
-            fast_schema, use_default=False, use_formats=False, detailed_exceptions=False
-        )
+        validate = fastjsonschema.compile(fast_schema, use_default=False, use_formats=False)
     except Exception:
         return None
 
