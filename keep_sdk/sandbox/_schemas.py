@@ -118,8 +118,10 @@ def _compiled(schema: Any, schema_text: str, validator_class: Any) -> Callable[[
         validator_class.check_schema(schema)
         definitions = schema.get("$defs", {}) if validator_class in _INLINES_REFS else {}
         fast_schema = _fragment(schema, definitions, depth=0, expanding=frozenset())
-        validate = fastjsonschema.compile(fast_schema, use_default=False, use_formats=False)
     except Exception:
+        return None
+    validate = _compile(fast_schema, detailed=False) or _compile(fast_schema, detailed=True)
+    if validate is None:
         return None
 
     def accepts(value: Any) -> bool:
@@ -130,6 +132,19 @@ def _compiled(schema: Any, schema_text: str, validator_class: Any) -> Callable[[
         return True
 
     return accepts
+
+
+def _compile(schema: Any, *, detailed: bool) -> Callable[[Any], Any] | None:
+    """fastjsonschema's validator of `schema`, or None where it fails to compile one (the
+    short exceptions are faster to raise in a failing `anyOf` branch but some schemas only
+    compile with the detailed ones)."""
+    try:
+        validate: Callable[[Any], Any] = fastjsonschema.compile(
+            schema, use_default=False, use_formats=False, detailed_exceptions=detailed
+        )
+    except Exception:
+        return None
+    return validate
 
 
 def _fragment(schema: Any, definitions: Any, *, depth: int, expanding: frozenset[str]) -> Any:
