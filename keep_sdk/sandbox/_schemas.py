@@ -15,7 +15,11 @@ only inside a fragment where both libraries agree:
 - `$schema` absent or naming draft 6, 7, 2019-09 or 2020-12, and the schema valid against
   its meta-schema;
 - `format` never checked, as keep's jsonschema validator has no format checker;
-- at most `SCHEMA_TEXT_LIMIT` characters of schema text and `_DEPTH_LIMIT` levels.
+- at most `SCHEMA_TEXT_LIMIT` characters of schema text and `_DEPTH_LIMIT` levels;
+- property names, `required` names, `enum` and `const` strings and patterns that the
+  generated code spells as literals hold no quote or control character, and no backslash
+  outside a pattern (fastjsonschema writes Python source from the schema, and an MCP
+  server's schema is outside input).
 
 Any other schema, and one fastjsonschema fails to compile, is checked by jsonschema alone.
 """
@@ -80,6 +84,8 @@ _DRAFTS = (
 _INLINES_REFS = (jsonschema.Draft201909Validator, jsonschema.Draft202012Validator)
 _UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
 _LOCAL_DEF = re.compile(r"#/\$defs/([A-Za-z0-9_.-]+)")
+_UNSPELLABLE = re.compile(r'["\\\x00-\x1f\x7f]')
+_UNSPELLABLE_PATTERN = re.compile(r'["\x00-\x1f\x7f]')
 
 
 class _Unsupported(Exception):
@@ -162,6 +168,9 @@ def _fragment(schema: Any, definitions: Any, *, depth: int, expanding: frozenset
             _check_leaf(key, value)
             out[key] = value
         elif key in _SCHEMA_MAPS:
+            _check_names(
+                list(value), _UNSPELLABLE_PATTERN if key == "patternProperties" else _UNSPELLABLE
+            )
             out[key] = {
                 name: _fragment(sub, definitions, depth=depth + 1, expanding=expanding)
                 for name, sub in value.items()
@@ -193,8 +202,24 @@ def _inlined(ref: Any, definitions: Any, *, depth: int, expanding: frozenset[str
     return _fragment(definitions[name], definitions, depth=depth + 1, expanding=expanding | {name})
 
 
+def _check_names(names: Any, spelling: re.Pattern[str] = _UNSPELLABLE) -> None:
+    """`_Unsupported` unless every string in `names` (keys and items, recursively) is one
+    the generated code spells as a literal without doubt."""
+    if isinstance(names, str) and spelling.search(names):
+        raise _Unsupported
+    if isinstance(names, dict):
+        _check_names(list(names), spelling)
+        _check_names(list(names.values()), spelling)
+    if isinstance(names, list):
+        for item in names:
+            _check_names(item, spelling)
+
+
 def _check_leaf(key: str, value: Any) -> None:
+    if key in ("required", "enum", "const"):
+        _check_names(value)
     if key == "pattern":
+        _check_names(value, _UNSPELLABLE_PATTERN)
         dollars = [m.start() for m in _UNESCAPED_DOLLAR.finditer(value)]
         if any(position != len(value) - 1 for position in dollars):
             raise _Unsupported

@@ -320,6 +320,16 @@ _BEYOND = {
     "not": {"type": "object", "properties": {"a": {"not": {"type": "string", "pattern": "^a$"}}}},
     "oneOf": {"type": "object", "properties": {"a": {"oneOf": [{"type": "integer"}, {}]}}},
     "inner $": {"type": "object", "properties": {"a": {"type": "string", "pattern": "(?!a$)"}}},
+    "quote in a name": {
+        "type": "object",
+        "properties": {'a"+str(1/0)+"': {"type": "string"}},
+        "required": ['a"+str(1/0)+"'],
+    },
+    "backslash in an enum": {
+        "type": "object",
+        "properties": {"a": {"enum": ["x\\", "x"]}},
+        "required": ["a"],
+    },
     "unknown type": {"type": "object", "properties": {"a": {"type": "text"}}},
     "draft 4": {
         "$schema": "http://json-schema.org/draft-04/schema#",
