@@ -125,6 +125,60 @@ _BUILTIN = [
 ]
 
 
+_NAMES = st.sampled_from(["a", "b", "c-d", "x1"])
+_PATTERNS = st.sampled_from(["^a", "a$", "^[a-z]+$", "\\d", "^.{2,}$", "é", "^$", ".+@.+"])
+_ENUM = st.lists(
+    st.none()
+    | st.booleans()
+    | st.integers(-2, 2)
+    | st.sampled_from([1.0, 0.5, "a", "", [1], {"a": 1}, [True]]),
+    min_size=1,
+    max_size=3,
+)
+_LEAF = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(["string", "integer", "number", "boolean", "null", "array"])
+        | st.lists(st.sampled_from(["string", "integer", "null"]), min_size=1, unique=True),
+        "enum": _ENUM,
+        "const": _ENUM.map(lambda values: values[0]),
+        "minLength": st.integers(0, 3),
+        "maxLength": st.integers(0, 3),
+        "pattern": _PATTERNS,
+        "minimum": st.sampled_from([-1, 0, 0.5, 1]),
+        "maximum": st.integers(-1, 1),
+        "exclusiveMinimum": st.integers(-1, 1),
+        "exclusiveMaximum": st.just(1.5),
+        "minItems": st.integers(0, 2),
+        "maxItems": st.integers(0, 2),
+        "uniqueItems": st.booleans(),
+        "minProperties": st.integers(0, 2),
+        "maxProperties": st.integers(0, 2),
+        "required": st.lists(_NAMES, max_size=2, unique=True),
+        "format": st.sampled_from(["email", "date", "uri"]),
+    },
+)
+
+
+def _fragment_schemas(depth: int = 0) -> st.SearchStrategy[Any]:
+    """Schemas inside the compiled fragment, built from its keywords at random."""
+    if depth >= 2:
+        return _LEAF | st.booleans()
+    sub = _fragment_schemas(depth + 1)
+    nested = st.fixed_dictionaries(
+        {},
+        optional={
+            "properties": st.dictionaries(_NAMES, sub, max_size=3),
+            "patternProperties": st.dictionaries(_PATTERNS, sub, max_size=2),
+            "additionalProperties": sub,
+            "items": sub,
+            "anyOf": st.lists(sub, min_size=1, max_size=3),
+            "allOf": st.lists(sub, min_size=1, max_size=2),
+        },
+    )
+    return _LEAF | st.builds(lambda leaf, more: {**leaf, **more}, _LEAF, nested)
+
+
 def _op(schema: dict[str, Any]) -> OperationManifest:
     return OperationManifest(
         name="op", kind=OperationKind.MUTATION, permission="p", arguments=schema
@@ -165,7 +219,7 @@ def _mostly(good: st.SearchStrategy[Any], off: st.SearchStrategy[Any]) -> st.Sea
 
 def _strings(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     low = schema.get("minLength", 0)
-    high = schema.get("maxLength", low + 6)
+    high = max(low, schema.get("maxLength", low + 6))
     near = st.text(min_size=max(0, low - 1), max_size=min(high + 1, low + 7))
     if "pattern" not in schema:
         return _mostly(st.text(min_size=low, max_size=min(high, low + 6)), near | _TEXT)
@@ -291,6 +345,21 @@ def test_the_compiled_check_and_jsonschema_decide_every_value_alike(
 @pytest.mark.parametrize(("name", "op"), _BUILTIN + _OTHER, ids=[n for n, _ in _BUILTIN + _OTHER])
 def test_every_schema_keep_uses_gets_a_compiled_check(name: str, op: OperationManifest) -> None:
     assert ArgumentSchema(_text(op)).compiled is not None
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schema=_fragment_schemas(), data=st.data())
+def test_inside_the_fragment_the_compiled_check_never_accepts_what_jsonschema_rejects(
+    schema: Any, data: st.DataObject
+) -> None:
+    text = json.dumps({"type": "object", "properties": {"a": schema}}, sort_keys=True)
+    checks = _checks(text)
+    if checks.compiled is None:
+        return
+    reference = _reference(text)
+    for value in [data.draw(_from_schema(schema, {})) for _ in range(4)] + [data.draw(_JSON)]:
+        if checks.compiled({"a": value}):
+            assert reference.is_valid({"a": value}), f"compiled check accepted {value!r}"
 
 
 def test_a_value_the_compiled_check_rejects_but_jsonschema_accepts_is_accepted() -> None:
