@@ -15,7 +15,8 @@ only inside a fragment where both libraries agree:
 - `$schema` absent or naming draft 6, 7, 2019-09 or 2020-12, and the schema valid against
   its meta-schema;
 - `format` never checked, as keep's jsonschema validator has no format checker;
-- at most `SCHEMA_TEXT_LIMIT` characters of schema text and `_DEPTH_LIMIT` levels;
+- at most `SCHEMA_TEXT_LIMIT` characters of schema text, `_DEPTH_LIMIT` levels and
+  `_NODE_LIMIT` subschemas once references are inlined;
 - property names, `required` names, `enum` and `const` strings and patterns that the
   generated code spells as literals hold no quote or control character, and no backslash
   outside a pattern (fastjsonschema writes Python source from the schema, and an MCP
@@ -38,6 +39,7 @@ __all__ = ["SCHEMA_TEXT_LIMIT", "ArgumentSchema"]
 
 SCHEMA_TEXT_LIMIT = 64 * 1024
 _DEPTH_LIMIT = 24
+_NODE_LIMIT = 2_000
 
 _LEAVES = frozenset(
     {
@@ -123,7 +125,7 @@ def _compiled(schema: Any, schema_text: str, validator_class: Any) -> Callable[[
     try:
         validator_class.check_schema(schema)
         definitions = schema.get("$defs", {}) if validator_class in _INLINES_REFS else {}
-        fast_schema = _fragment(schema, definitions, depth=0, expanding=frozenset())
+        fast_schema = _Fragment(definitions).copy(schema, depth=0, expanding=frozenset())
     except Exception:
         return None
     validate = _compile(fast_schema, detailed=False) or _compile(fast_schema, detailed=True)
@@ -153,53 +155,61 @@ def _compile(schema: Any, *, detailed: bool) -> Callable[[Any], Any] | None:
     return validate
 
 
-def _fragment(schema: Any, definitions: Any, *, depth: int, expanding: frozenset[str]) -> Any:
-    """`schema` with local `$ref`s inlined; `_Unsupported` where it leaves the fragment."""
-    if isinstance(schema, bool):
-        return schema
-    if not isinstance(schema, dict) or depth > _DEPTH_LIMIT:
-        raise _Unsupported
-    out: dict[str, Any] = {}
-    extra: list[Any] = []
-    for key, value in schema.items():
-        if key in _ANNOTATIONS or (depth == 0 and key in ("$schema", "$defs")):
-            out[key] = value
-        elif key in _LEAVES:
-            _check_leaf(key, value)
-            out[key] = value
-        elif key in _SCHEMA_MAPS:
-            _check_names(
-                list(value), _UNSPELLABLE_PATTERN if key == "patternProperties" else _UNSPELLABLE
-            )
-            out[key] = {
-                name: _fragment(sub, definitions, depth=depth + 1, expanding=expanding)
-                for name, sub in value.items()
-            }
-        elif key in _SCHEMA_LISTS:
-            out[key] = [
-                _fragment(sub, definitions, depth=depth + 1, expanding=expanding) for sub in value
-            ]
-        elif key in _ONE_SCHEMA:
-            out[key] = _fragment(value, definitions, depth=depth + 1, expanding=expanding)
-        elif key == "$ref":
-            extra.append(_inlined(value, definitions, depth=depth, expanding=expanding))
-        else:
+class _Fragment:
+    """The walk that copies a schema into the compiled fragment, inlining local `$ref`s,
+    and raises `_Unsupported` where the schema leaves it. It builds at most `_NODE_LIMIT`
+    subschemas, so references that fan out cannot make the copy grow without bound."""
+
+    def __init__(self, definitions: Any) -> None:
+        self.definitions = definitions
+        self.nodes = 0
+
+    def copy(self, schema: Any, *, depth: int, expanding: frozenset[str]) -> Any:
+        self.nodes += 1
+        if self.nodes > _NODE_LIMIT or depth > _DEPTH_LIMIT:
             raise _Unsupported
-    if extra:
-        out["allOf"] = [*out.get("allOf", []), *extra]
-    if depth == 0:
-        out.pop("$defs", None)
-    return out
+        if isinstance(schema, bool):
+            return schema
+        if not isinstance(schema, dict):
+            raise _Unsupported
 
+        def deeper(sub: Any) -> Any:
+            return self.copy(sub, depth=depth + 1, expanding=expanding)
 
-def _inlined(ref: Any, definitions: Any, *, depth: int, expanding: frozenset[str]) -> Any:
-    match = _LOCAL_DEF.fullmatch(ref) if isinstance(ref, str) else None
-    if match is None or not isinstance(definitions, dict):
-        raise _Unsupported
-    name = match.group(1)
-    if name in expanding or name not in definitions:
-        raise _Unsupported
-    return _fragment(definitions[name], definitions, depth=depth + 1, expanding=expanding | {name})
+        out: dict[str, Any] = {}
+        extra: list[Any] = []
+        for key, value in schema.items():
+            if key in _ANNOTATIONS or (depth == 0 and key in ("$schema", "$defs")):
+                out[key] = value
+            elif key in _LEAVES:
+                _check_leaf(key, value)
+                out[key] = value
+            elif key in _SCHEMA_MAPS:
+                pattern_keys = key == "patternProperties"
+                _check_names(list(value), _UNSPELLABLE_PATTERN if pattern_keys else _UNSPELLABLE)
+                out[key] = {name: deeper(sub) for name, sub in value.items()}
+            elif key in _SCHEMA_LISTS:
+                out[key] = [deeper(sub) for sub in value]
+            elif key in _ONE_SCHEMA:
+                out[key] = deeper(value)
+            elif key == "$ref":
+                extra.append(self.inlined(value, depth=depth, expanding=expanding))
+            else:
+                raise _Unsupported
+        if extra:
+            out["allOf"] = [*out.get("allOf", []), *extra]
+        if depth == 0:
+            out.pop("$defs", None)
+        return out
+
+    def inlined(self, ref: Any, *, depth: int, expanding: frozenset[str]) -> Any:
+        match = _LOCAL_DEF.fullmatch(ref) if isinstance(ref, str) else None
+        if match is None or not isinstance(self.definitions, dict):
+            raise _Unsupported
+        name = match.group(1)
+        if name in expanding or name not in self.definitions:
+            raise _Unsupported
+        return self.copy(self.definitions[name], depth=depth + 1, expanding=expanding | {name})
 
 
 def _check_names(names: Any, spelling: re.Pattern[str] = _UNSPELLABLE) -> None:

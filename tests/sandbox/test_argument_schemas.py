@@ -386,6 +386,18 @@ _BEYOND = {
         "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}},
         "properties": {"a": {"$ref": "#/$defs/Node"}},
     },
+    "fanning $ref": {
+        "type": "object",
+        "$defs": {
+            f"D{level}": {
+                "properties": {f"x{n}": {"$ref": f"#/$defs/D{level + 1}"} for n in range(6)}
+            }
+            for level in range(5)
+        }
+        | {"D5": {"type": "string"}},
+        "properties": {"a": {"$ref": "#/$defs/D0"}},
+        "required": ["a"],
+    },
     "not": {"type": "object", "properties": {"a": {"not": {"type": "string", "pattern": "^a$"}}}},
     "oneOf": {"type": "object", "properties": {"a": {"oneOf": [{"type": "integer"}, {}]}}},
     "inner $": {"type": "object", "properties": {"a": {"type": "string", "pattern": "(?!a$)"}}},
