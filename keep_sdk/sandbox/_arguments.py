@@ -12,38 +12,36 @@ import json
 from functools import lru_cache
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]
 from pydantic import JsonValue, ValidationError
 
 from keep_sdk.contract.manifest import OperationManifest
 from keep_sdk.errors import InvalidArguments, LogicError
 from keep_sdk.model import HostPolicy, PublishRequest, explain_validation_error
+from keep_sdk.sandbox._schemas import ArgumentSchema
 
 __all__ = ["connector_arguments", "topic_arguments"]
 
 
 @lru_cache(maxsize=256)
-def _validator(schema_text: str) -> Any:
-    schema = json.loads(schema_text)
-    validator_class = jsonschema.validators.validator_for(schema)
-    return validator_class(schema)
+def _schema(schema_text: str) -> ArgumentSchema:
+    return ArgumentSchema(schema_text)
 
 
-_BY_OPERATION: dict[int, tuple[OperationManifest, Any]] = {}
+_BY_OPERATION: dict[int, tuple[OperationManifest, ArgumentSchema]] = {}
 _BY_OPERATION_LIMIT = 256
 
 
-def _validator_of(op: OperationManifest) -> Any:
-    """The validator of `op`'s argument schema, found by the object first (the manifest of
+def _schema_of(op: OperationManifest) -> ArgumentSchema:
+    """The checks of `op`'s argument schema, found by the object first (the manifest of
     a workflow version is one object), by the schema's text otherwise."""
     kept = _BY_OPERATION.get(id(op))
     if kept is not None and kept[0] is op:
         return kept[1]
-    validator = _validator(json.dumps(op.arguments, sort_keys=True))
+    schema = _schema(json.dumps(op.arguments, sort_keys=True))
     if len(_BY_OPERATION) >= _BY_OPERATION_LIMIT:
         _BY_OPERATION.clear()
-    _BY_OPERATION[id(op)] = (op, validator)
-    return validator
+    _BY_OPERATION[id(op)] = (op, schema)
+    return schema
 
 
 def _path(parts: Any) -> str:
@@ -72,10 +70,9 @@ def connector_arguments(
     """
     argument = _one_object(name, args)
     if validate:
-        validator = _validator_of(op)
         problems = [
             f"arguments of ctx.{name}: `{_path(error.absolute_path)}`: {error.message}"
-            for error in sorted(validator.iter_errors(argument), key=lambda e: list(e.path))
+            for error in _schema_of(op).errors(argument)
         ]
         if problems:
             raise InvalidArguments(
