@@ -549,6 +549,52 @@ class ClauseTests(StoreTestBase):
         assert store.get_handler(name, CONSUMER).next_run_at is None
         assert store.get_handler(name, PRODUCER).next_run_at == clock()
 
+    def test_changes_to_one_workflow_leave_another_with_the_same_names_alone(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        """Two workflows share handler names, topics, version numbers and a permission;
+        redeploying, granting and revoking on one must not read or write the other's rows."""
+        handlers = (
+            HandlerSpec(name=PRODUCER, kind=HandlerKind.PRODUCER),
+            HandlerSpec(name=CONSUMER, kind=HandlerKind.CONSUMER, subscribe=["in", "out"]),
+        )
+        token = uuid.uuid4().hex[:10]
+        first, second = f"wf-a-{token}", f"wf-b-{token}"
+        for name in (first, second):
+            store.deploy(name, f"{name} v1", {"topics": ["in", "out"]}, handlers=handlers)
+            store.grant_permission(name, "sheets.write", actor="alice")
+            store.grant_permission(name, "gmail.send", actor="alice")
+        untouched = (
+            store.get_workflow(second),
+            store.get_workflow_version(second, 1),
+            store.list_handlers(second),
+        )
+        clock.advance(5)
+        narrower = (
+            HandlerSpec(name=PRODUCER, kind=HandlerKind.PRODUCER),
+            HandlerSpec(name=CONSUMER, kind=HandlerKind.CONSUMER, subscribe=["in"]),
+        )
+        store.deploy(first, f"{first} v2", {"topics": ["in"]}, handlers=narrower)
+        store.revoke_permission(first, "sheets.write", actor="bob")
+        assert store.get_handler(first, CONSUMER).subscribe == ["in"]
+        assert store.get_workflow(first).grants == ["gmail.send"]
+        assert store.get_workflow_version(first, 1).source == f"{first} v1"
+        assert store.get_workflow_version(first, 2).source == f"{first} v2"
+        after = (
+            store.get_workflow(second),
+            store.get_workflow_version(second, 1),
+            store.list_handlers(second),
+        )
+        assert after == untouched, "a change to one workflow changed another's rows"
+        assert store.get_workflow_version(second, 1).source == f"{second} v1"
+        assert [h.subscribe for h in store.list_handlers(second)] == [[], ["in", "out"]]
+        listed = [(h.workflow, h.name) for h in store.list_handlers() if token in h.workflow]
+        assert listed == sorted(listed), "list_handlers() is not by workflow, then name"
+        assert [h.subscribe for h in store.list_handlers() if h.workflow == second] == [
+            [],
+            ["in", "out"],
+        ]
+
     def test_handler_times_are_stamped_and_naive_times_are_utc(
         self, store: Store, clock: ManualClock
     ) -> None:
