@@ -317,9 +317,13 @@ class ClauseTests(StoreTestBase):
         wf = self.deploy(store)
         run = self.mutating(store, wf, "a")
         entry = self.intent(store, run)
-        store.record_needs_reconcile(
+        uncertain = store.record_needs_reconcile(
             entry.id, next_reconcile_at=clock() + dt.timedelta(seconds=5), error="timed out"
         )
+        assert store.get_ledger_entry(entry.id) == uncertain, (
+            "an entry read back differs from the one recorded (its reconcile time or attempts?)"
+        )
+        assert uncertain.next_reconcile_at == clock() + dt.timedelta(seconds=5)
         settled = store.record_mutation_indeterminate(entry.id, error="reconcile could not tell")
         assert settled.error == "reconcile could not tell"
         assert settled.next_reconcile_at is None

@@ -11,11 +11,14 @@ import pytest
 from keep_sdk.conformance.stores._base import StoreTestBase
 from keep_sdk.conformance.stores._support import ManualClock
 from keep_sdk.errors import LeaseLost
-from keep_sdk.stores import Store
+from keep_sdk.stores import Store, TransactionalStore
 
 __all__ = ["LeaseTests"]
 
 TTL = dt.timedelta(seconds=30)
+
+
+_MINUTE = dt.timedelta(minutes=1)
 
 
 class LeaseTests(StoreTestBase):
@@ -94,6 +97,31 @@ class LeaseTests(StoreTestBase):
             first: True,
             second: False,
         }
+
+    def test_a_lease_row_update_is_a_compare_and_swap_on_that_workflows_lease(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        """`Transaction.update_lease` writes only the row of `before`'s workflow, and only
+        while it still has `before`'s token, owner and expiry (a `TransactionalStore`)."""
+        if not isinstance(store, TransactionalStore):
+            pytest.skip(f"{type(store).__name__} is not built on TransactionalStore")
+        first, second = self.deploy(store), self.deploy(store)
+        for wf in (first, second):
+            assert store.acquire_lease(wf, "w1", ttl=dt.timedelta(seconds=30)) is not None
+        other = store.get_lease(second)
+        with store.transaction(write=True) as tx:
+            before = tx.lease(first)
+            assert before is not None
+            after = before.model_copy(update={"expires_at": before.expires_at + _MINUTE})
+            for stale in (
+                before.model_copy(update={"token": before.token + 1}),
+                before.model_copy(update={"owner": "w2"}),
+                before.model_copy(update={"expires_at": before.expires_at - _MINUTE}),
+            ):
+                assert tx.update_lease(stale, after) is False, f"a stale lease was written: {stale}"
+            assert tx.update_lease(before, after) is True
+        assert store.get_lease(first) == after
+        assert store.get_lease(second) == other, "updating one workflow's lease changed another's"
 
     def test_exactly_one_of_racing_threads_takes_over_an_expired_lease(
         self, store: Store, clock: ManualClock

@@ -160,6 +160,8 @@ class QueryTests(StoreTestBase):
         assert [r.id for r in store.list_runs(workflow=wf, handler=PRODUCER)] == [producer.id]
         assert [r.id for r in store.list_runs(retry_of=failed.id)] == [retry.id]
         assert store.list_runs(retry_of=retry.id) == []
+        assert store.get_run(retry.id) == retry, "a run read back differs from the one begun"
+        assert store.get_run(retry.id).retry_of == failed.id
         every = [r.id for r in store.list_runs(workflow=wf, newest_first=True)]
         assert every == [retry.id, producer.id, failed.id]
 
