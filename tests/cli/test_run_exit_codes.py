@@ -136,7 +136,7 @@ def test_ctrl_c_after_the_work_leaves_the_status_it_decided(project: Path) -> No
     """Ctrl-C pressed again and again from the last line on: while the interpreter joins
     its threads and finalises, it can neither print a traceback nor kill the process by
     the signal (Python restores the default handler as it finalises)."""
-    for attempt in range(3):
+    for attempt in range(2):
         (project / "keep.db").unlink(missing_ok=True)
         with subprocess.Popen(
             _command(project, "lookup.js"),
