@@ -17,9 +17,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 venv=$root/.venv-mutation
-if [ ! -x "$venv/bin/mutmut" ]; then
-    python3 -m venv "$venv"
+if [ ! -x "$venv/bin/mutmut" ] || [ pyproject.toml -nt "$venv/.installed" ]; then
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev,mutation]'
+    touch "$venv/.installed"
 fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
