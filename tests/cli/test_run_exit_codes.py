@@ -78,6 +78,18 @@ def _environ() -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k != "KEEP_CONFIG"}, "COLUMNS": "100"}
 
 
+def _start(project: Path, stdout: int) -> subprocess.Popen[str]:
+    """`keep run --until-idle` of lookup.js, its stderr piped."""
+    return subprocess.Popen(
+        _command(project, "lookup.js"),
+        cwd=project,
+        env=_environ(),
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "keep.toml").write_text(CRM)
@@ -116,14 +128,7 @@ def test_until_idle_exits_0_when_nothing_waits_on_a_fault(project: Path) -> None
 
 @pytest.mark.parametrize("after_s", [0.2, 1.0, 2.5])
 def test_ctrl_c_during_start_up_prints_no_traceback(project: Path, after_s: float) -> None:
-    process = subprocess.Popen(
-        _command(project, "lookup.js"),
-        cwd=project,
-        env=_environ(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = _start(project, stdout=subprocess.PIPE)
     time.sleep(after_s)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
@@ -138,14 +143,7 @@ def test_ctrl_c_after_the_work_leaves_the_status_it_decided(project: Path) -> No
     the signal (Python restores the default handler as it finalises)."""
     for attempt in range(2):
         (project / "keep.db").unlink(missing_ok=True)
-        with subprocess.Popen(
-            _command(project, "lookup.js"),
-            cwd=project,
-            env=_environ(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        ) as process:
+        with _start(project, stdout=subprocess.DEVNULL) as process:
             assert process.stderr is not None
             seen = []
             for text in process.stderr:

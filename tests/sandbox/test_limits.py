@@ -172,5 +172,5 @@ def test_memory_used_up_by_the_module_body_is_the_memory_limit(hoard: str) -> No
         f"{hoard}\n"
         "export default Keep.workflow({ producers: { h: { handler: async () => 1 } } });\n"
     )
-    result = run(source)
+    result = run(source, policy=_policy(cpu_time_s=5.0, wall_time_s=10.0))
     assert _limit(result.outcome) is Limit.MEMORY, result.outcome

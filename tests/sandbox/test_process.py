@@ -181,15 +181,19 @@ def test_prestart_failure_raises_a_keep_error(monkeypatch: pytest.MonkeyPatch) -
 
 def test_the_address_space_cap_bounds_a_worker_beyond_the_policy() -> None:
     roomy = FAST_LIMITS.model_copy(
-        update={"memory_bytes": 4 * 1024**3, "cpu_time_s": 5.0, "wall_time_s": 8.0}
+        update={"memory_bytes": 4 * 1024**3, "cpu_time_s": 30.0, "wall_time_s": 40.0}
     )
     policy = request("").policy.model_copy(update={"sandbox": roomy})
-    source = producer("const a = [];\nfor (let i = 0; ; i++) a.push('x'.repeat(1 << 20) + i);")
+    source = producer(
+        "const a = [];\nfor (;;) { a.push(new Uint8Array(1 << 24)); console.log(a.length); }"
+    )
     with ProcessIsolation(address_space_bytes=768 * 1024 * 1024) as isolation:
         result = isolation.run(request(source, policy=policy), RecordingHost())
         assert result.outcome.kind in ("limit_exceeded", "internal_error"), result.outcome
         if isinstance(result.outcome, LimitFailure):
             assert result.outcome.limit is Limit.MEMORY
+        held = max((int(line.text) for line in result.trace.console), default=0)
+        assert held * (1 << 24) < 768 * 1024 * 1024
         after = isolation.run(request(producer("return 3;")), RecordingHost())
         assert after.outcome == Completed(result=3)
 
