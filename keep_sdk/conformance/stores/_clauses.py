@@ -599,6 +599,63 @@ class ClauseTests(StoreTestBase):
             ["in", "out"],
         ]
 
+    def test_a_redeploy_rewrites_each_changed_handler_and_only_that_handler(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        """A handler may change kind and subscriptions between versions; the new version's
+        records are what is read back, by name whatever order they were declared in, and a
+        handler the new version leaves as it was keeps its subscriptions (a write keyed by
+        the workflow alone loses a sibling's)."""
+        name = f"wf-{uuid.uuid4().hex[:12]}"
+        topics: dict[str, JsonValue] = {"topics": ["in", "out"]}
+        store.deploy(
+            name,
+            "v1",
+            topics,
+            handlers=(
+                HandlerSpec(name="third", kind=HandlerKind.CONSUMER, subscribe=["out"]),
+                HandlerSpec(name="first", kind=HandlerKind.PRODUCER),
+                HandlerSpec(name="second", kind=HandlerKind.CONSUMER, subscribe=["in"]),
+            ),
+        )
+        third = store.get_handler(name, "third")
+        clock.advance(5)
+        store.deploy(
+            name,
+            "v2",
+            topics,
+            handlers=(
+                HandlerSpec(name="first", kind=HandlerKind.CONSUMER, subscribe=["out"]),
+                HandlerSpec(name="second", kind=HandlerKind.CONSUMER, subscribe=["in", "out"]),
+                HandlerSpec(name="third", kind=HandlerKind.CONSUMER, subscribe=["out"]),
+            ),
+        )
+        listed = [(h.name, h.kind, h.subscribe) for h in store.list_handlers(name)]
+        assert listed == [
+            ("first", HandlerKind.CONSUMER, ["out"]),
+            ("second", HandlerKind.CONSUMER, ["in", "out"]),
+            ("third", HandlerKind.CONSUMER, ["out"]),
+        ]
+        assert store.get_handler(name, "third").subscribe == third.subscribe
+        clock.advance(5)
+        store.deploy(
+            name,
+            "v3",
+            topics,
+            handlers=(
+                HandlerSpec(name="first", kind=HandlerKind.PRODUCER),
+                HandlerSpec(name="second", kind=HandlerKind.CONSUMER, subscribe=["in", "out"]),
+                HandlerSpec(name="third", kind=HandlerKind.CONSUMER, subscribe=["out"]),
+            ),
+        )
+        first = store.get_handler(name, "first")
+        assert (first.kind, first.subscribe, first.next_run_at) == (
+            HandlerKind.PRODUCER,
+            [],
+            clock(),
+        )
+        assert [h.subscribe for h in store.list_handlers(name)][1:] == [["in", "out"], ["out"]]
+
     def test_handler_times_are_stamped_and_naive_times_are_utc(
         self, store: Store, clock: ManualClock
     ) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from keep_sdk.conformance.stores._base import StoreTestBase
 from keep_sdk.conformance.stores._support import ManualClock
-from keep_sdk.errors import MutationConflict, PhaseConflict, RunNotActive
+from keep_sdk.errors import MutationConflict, NotFound, PhaseConflict, RunNotActive
 from keep_sdk.model import (
     LedgerStatus,
     MutationApplied,
@@ -42,6 +42,29 @@ class LedgerTests(StoreTestBase):
         assert store.ledger_entry_for_run(run.id) == entry
         with pytest.raises(MutationConflict):
             self.intent(store, run)
+        assert store.list_ledger(workflow=wf) == [entry]
+
+    def test_settling_an_unknown_entry_is_not_found_and_changes_nothing(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        wf = self.deploy(store)
+        run = self.mutating(store, wf, "a")
+        entry = self.intent(store, run)
+        unknown = f"{entry.id}-unknown"
+        settles: list[Callable[[], object]] = [
+            lambda: store.record_mutation_applied(unknown, {"ok": True}),
+            lambda: store.record_mutation_failed(unknown, error="refused"),
+            lambda: store.record_needs_reconcile(unknown, next_reconcile_at=clock()),
+            lambda: store.record_mutation_indeterminate(unknown, error="gave up"),
+            lambda: store.resolve_mutation(unknown, Resolution.HAPPENED, actor="alice"),
+        ]
+        for settle in settles:
+            with pytest.raises(NotFound, match=unknown):
+                settle()
+        with pytest.raises(NotFound, match=unknown):
+            store.get_ledger_entry(unknown)
+        assert store.get_ledger_entry(entry.id) == entry
+        assert store.get_run(run.id) == run
         assert store.list_ledger(workflow=wf) == [entry]
 
     def test_an_intent_needs_an_active_run_at_prepared_or_mutating(self, store: Store) -> None:
@@ -122,6 +145,8 @@ class LedgerTests(StoreTestBase):
             entry.id, next_reconcile_at=clock() + dt.timedelta(seconds=20)
         )
         assert entry.reconcile_attempts == 1
+        assert store.get_ledger_entry(entry.id) == entry
+        assert store.list_ledger(workflow=wf, status=LedgerStatus.NEEDS_RECONCILE) == [entry]
         assert due() == []
         entry = store.record_mutation_indeterminate(entry.id, error="gave up")
         assert entry.status is LedgerStatus.INDETERMINATE
