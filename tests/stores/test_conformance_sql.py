@@ -60,3 +60,18 @@ class TestPostgresStore(StoreConformance):
     ) -> None:
         """The suite's test, marked slow: it loads a backlog of 100,000 events."""
         super().test_peek_cost_does_not_grow_with_consumed_events(store, clock)
+
+    def test_a_received_notification_wakes_a_store_listening_on_the_inbox(
+        self, store: SqlStore, store_url: str, clock: ManualClock
+    ) -> None:
+        """An idle worker sleeps in `wait_for_inbox` (PostgreSQL ``LISTEN``); a notification
+        recorded through another connection ends that sleep, and nothing is left queued."""
+        _, invocation = self.started(store)
+        listener = SqlStore(store_url, clock=clock)
+        try:
+            assert listener.wait_for_inbox(0.1) is False
+            store.receive_notification(invocation.correlation_key, {"ok": True}, source="test")
+            assert listener.wait_for_inbox(20) is True
+            assert listener.wait_for_inbox(0.1) is False
+        finally:
+            listener.close()
