@@ -112,7 +112,8 @@ class Store(Protocol):
         Versions start at 1 and are kept. Topics, events, handler state and grants
         survive a new version. Every producer in `handlers` becomes due now; a
         handler left out of the new version keeps its state but is no longer
-        scheduled.
+        scheduled. Concurrent deploys, the first included, all succeed, each with its
+        own version number.
         """
         ...
 

@@ -337,6 +337,41 @@ class CommitTests(StoreTestBase):
         assert store.get_workflow(wf).version == version
 
     @pytest.mark.parametrize("existing", [False, True], ids=["first", "again"])
+    def test_racing_threads_deploying_different_sources_each_get_their_own_version(
+        self, store: Store, existing: bool
+    ) -> None:
+        """Concurrent deploys of different sources all succeed, each with its own version
+        number, and every version holds the source of the deploy that got that number."""
+        if not self.supports_threads:
+            pytest.skip(f"{type(self).__name__} does not declare supports_threads")
+        wf = f"wf-{uuid.uuid4().hex[:12]}"
+        if existing:
+            store.deploy(wf, "old", {}, handlers=list(STANDARD_HANDLERS))
+        start_at = time.time() + 0.2
+        got: dict[str, int] = {}
+        failures: list[BaseException] = []
+
+        def deploy(source: str) -> None:
+            time.sleep(max(0.0, start_at - time.time()))
+            try:
+                got[source] = store.deploy(wf, source, {}, handlers=list(STANDARD_HANDLERS))
+            except BaseException as exc:
+                failures.append(exc)
+
+        sources = [f"source {i}" for i in range(4)]
+        threads = [threading.Thread(target=deploy, args=(s,)) for s in sources]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert failures == [], f"a concurrent deploy failed: {failures[0]!r}"
+        first = 2 if existing else 1
+        assert sorted(got.values()) == list(range(first, first + 4))
+        for source, version in got.items():
+            assert store.get_workflow_version(wf, version).source == source
+        assert store.get_workflow(wf).version == first + 3
+
+    @pytest.mark.parametrize("existing", [False, True], ids=["first", "again"])
     def test_racing_processes_deploy_the_same_source_once(
         self, store: Store, store_url: str | None, existing: bool
     ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import JsonValue
 
@@ -16,6 +16,8 @@ from keep_sdk.stores._models import HandlerRecord, HandlerSpec, WorkflowRecord, 
 from keep_sdk.stores.faults import FaultPoint
 
 __all__ = ["WorkflowPoints", "update_handler"]
+
+_T = TypeVar("_T")
 
 _PERSON_FAULTS = {
     "pause": FaultPoint.PAUSE_WORKFLOW,
@@ -36,9 +38,9 @@ class WorkflowPoints(StoreCore):
         *,
         handlers: Sequence[HandlerSpec] = (),
     ) -> int:
-        with self._commit() as w:
-            current = w.tx.workflow(name, lock=True)
-            return _deploy(w, name, source, manifest, handlers, current)
+        return self._deploying(
+            name, lambda w, current: _deploy(w, name, source, manifest, handlers, current)
+        )
 
     def deploy_if_changed(
         self,
@@ -48,17 +50,25 @@ class WorkflowPoints(StoreCore):
         *,
         handlers: Sequence[HandlerSpec] = (),
     ) -> tuple[int, bool]:
-        for attempt in range(2):
+        def attempt(w: Work, current: WorkflowRecord | None) -> tuple[int, bool]:
+            if current is not None:
+                stored = w.tx.version(name, current.version)
+                if stored is not None and stored.source == source:
+                    return current.version, False
+            return _deploy(w, name, source, manifest, handlers, current), True
+
+        return self._deploying(name, attempt)
+
+    def _deploying(self, name: str, attempt: Callable[[Work, WorkflowRecord | None], _T]) -> _T:
+        """`attempt` in one commit with workflow `name` read under its lock. Concurrent first
+        deploys cannot lock a row that does not exist yet: the one that loses the race to
+        create it (a `StoreConflict`) runs again, now behind the winner's lock."""
+        for again in (False, True):
             try:
                 with self._commit() as w:
-                    current = w.tx.workflow(name, lock=True)
-                    if current is not None:
-                        stored = w.tx.version(name, current.version)
-                        if stored is not None and stored.source == source:
-                            return current.version, False
-                    return _deploy(w, name, source, manifest, handlers, current), True
+                    return attempt(w, w.tx.workflow(name, lock=True))
             except StoreConflict:
-                if attempt:
+                if again:
                     raise
         raise AssertionError("unreachable")
 
