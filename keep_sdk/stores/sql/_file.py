@@ -28,6 +28,7 @@ class DatabaseFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._identity: tuple[int, int] | None = None
+        self._written = (str(path), *(str(path.with_name(path.name + s)) for s in _BESIDE))
 
     def remember(self) -> None:
         """Record which file `path` is now (call once the store opened it)."""
@@ -52,8 +53,8 @@ class DatabaseFile:
                 f"the store file {self.path} cannot be reached: {exc.strerror}",
                 reason=str(exc.strerror),
             ) from None
-        for path in (self.path, *(self.path.with_name(self.path.name + s) for s in _BESIDE)):
-            if not os.access(path, os.W_OK) and path.exists():
+        for path in self._written:
+            if not os.access(path, os.W_OK) and os.path.exists(path):
                 raise StoreUnavailable(
                     f"the store file {path} was made read-only while keep was using it; "
                     "make it writable again (chmod u+w, chattr -i) and start keep again",
