@@ -7,8 +7,13 @@ older copy is put in its place.
 
 from __future__ import annotations
 
+import fcntl
+import multiprocessing
+import os
 import shutil
 import sqlite3
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -20,6 +25,7 @@ from keep_sdk.errors import ConfigurationError, StoreRolledBack, StoreUnavailabl
 from keep_sdk.model import HandlerKind, LedgerStatus, PrepareResult, Reservation, RunStatus
 from keep_sdk.stores import Publication, SqlStore
 from keep_sdk.stores.sql import accept_rollback
+from keep_sdk.stores.sql._mark import CommitMark
 
 WF = "w"
 STEPS = ("run", "intent only", "publish", "durable-free commit")
@@ -210,3 +216,75 @@ def test_a_mark_that_cannot_be_written_stops_before_the_call(tmp_path: Path) -> 
 def test_accepting_a_store_that_is_not_sqlite_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="not a SQLite store"):
         accept_rollback("postgresql://keep@127.0.0.1:1/keep")
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    advances=st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 10**15), st.booleans()), min_size=1, max_size=25
+    )
+)
+def test_the_mark_only_moves_forward_whichever_store_advances_it(
+    tmp_path: Path, advances: list[tuple[int, int, bool]]
+) -> None:
+    """Stores commit in one order and advance the mark in another: whatever order the
+    advances arrive in, and from whichever of several stores on the file (closed and used
+    again or not), the mark is the newest intent any of them recorded."""
+    db = tmp_path / f"{uuid.uuid4().hex}.db"
+    marks = [CommitMark(db) for _ in range(3)]
+    try:
+        highest = 0
+        for which, newest, closed_first in advances:
+            if closed_first:
+                marks[which].close()
+            marks[which].advance(newest)
+            highest = max(highest, newest)
+            assert marks[(which + 1) % 3].read() == highest
+    finally:
+        for mark in marks:
+            mark.close()
+
+
+def _read_shared(path: Path) -> int:
+    """The mark as it stands, read under a shared lock (no write is seen half done)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        return int(os.pread(fd, 64, 0).strip() or 0)
+    finally:
+        os.close(fd)
+
+
+def _advance_from(db: Path, k: int, stores: int, start_at: float) -> None:
+    mark = CommitMark(db)
+    time.sleep(max(0.0, start_at - time.time()))
+    for i in range(_RACED):
+        mark.advance(stores * i + k)
+        if _read_shared(mark.path) < stores * i + k:
+            os._exit(3)
+    mark.close()
+
+
+_RACED = 3_000
+
+
+def test_racing_processes_leave_the_mark_at_the_newest_intent(tmp_path: Path) -> None:
+    """Four processes on one file advance the mark at once, each interleaving its intents
+    with the others' and reading the mark back after each advance: it never falls below
+    what the reader itself recorded (a read-then-write not excluded across processes lets
+    a late, lower advance overwrite a higher one), and it ends at the newest of all."""
+    db = tmp_path / "keep.db"
+    stores = 4
+    start_at = time.time() + 0.5
+    context = multiprocessing.get_context("fork")
+    children = [
+        context.Process(target=_advance_from, args=(db, k, stores, start_at)) for k in range(stores)
+    ]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(60)
+    assert [child.exitcode for child in children] == [0] * stores
+    assert CommitMark(db).read() == stores * (_RACED - 1) + stores - 1
