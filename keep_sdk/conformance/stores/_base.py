@@ -24,9 +24,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import pytest
 
@@ -68,6 +69,9 @@ CAPABILITY_FLAGS: dict[StoreCapability, str] = {
     StoreCapability.FAULT_INJECTION: "supports_fault_injection",
 }
 """The class attribute that declares each capability in a `StoreConformance` subclass."""
+
+
+_T = TypeVar("_T")
 
 
 class StoreTestBase:
@@ -153,6 +157,32 @@ class StoreTestBase:
             "the counts capability is declared but the store does not implement SupportsCounts"
         )
         return store
+
+    def at_once(self, calls: Sequence[Callable[[], _T]]) -> list[_T]:
+        """The results of `calls`, in their order, each run on its own thread and all
+        released together. Skips a class that does not declare ``supports_threads``; a call
+        that raised fails the test with its exception."""
+        if not self.supports_threads:
+            pytest.skip(f"{type(self).__name__} does not declare supports_threads")
+        barrier = threading.Barrier(len(calls))
+        results: dict[int, _T] = {}
+        failures: list[BaseException] = []
+
+        def call(index: int) -> None:
+            try:
+                barrier.wait(30)
+                results[index] = calls[index]()
+            except BaseException as exc:
+                failures.append(exc)
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(len(calls))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert not failures, f"a concurrent call raised {failures[0]!r}"
+        assert len(results) == len(calls), "a concurrent call did not finish within 60 s"
+        return [results[i] for i in range(len(calls))]
 
     # Fixtures a store author overrides
 

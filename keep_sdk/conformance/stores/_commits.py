@@ -7,7 +7,7 @@ passes and require that nothing it wrote before the fault remains.
 from __future__ import annotations
 
 import datetime as dt
-import threading
+import functools
 import time
 import uuid
 
@@ -313,25 +313,12 @@ class CommitTests(StoreTestBase):
 
     @pytest.mark.parametrize("existing", [False, True], ids=["first", "again"])
     def test_racing_threads_deploy_the_same_source_once(self, store: Store, existing: bool) -> None:
-        if not self.supports_threads:
-            pytest.skip(f"{type(self).__name__} does not declare supports_threads")
         wf = f"wf-{uuid.uuid4().hex[:12]}"
         if existing:
             store.deploy(wf, "old", {}, handlers=list(STANDARD_HANDLERS))
-        start_at = time.time() + 0.2
-        outcomes: list[tuple[int, bool]] = []
-
-        def deploy() -> None:
-            time.sleep(max(0.0, start_at - time.time()))
-            outcomes.append(
-                store.deploy_if_changed(wf, "same", {}, handlers=list(STANDARD_HANDLERS))
-            )
-
-        threads = [threading.Thread(target=deploy) for _ in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
+        outcomes = self.at_once(
+            [lambda: store.deploy_if_changed(wf, "same", {}, handlers=list(STANDARD_HANDLERS))] * 4
+        )
         version = 2 if existing else 1
         assert sorted(outcomes) == [(version, False)] * 3 + [(version, True)]
         assert store.get_workflow(wf).version == version
@@ -342,32 +329,19 @@ class CommitTests(StoreTestBase):
     ) -> None:
         """Concurrent deploys of different sources all succeed, each with its own version
         number, and every version holds the source of the deploy that got that number."""
-        if not self.supports_threads:
-            pytest.skip(f"{type(self).__name__} does not declare supports_threads")
         wf = f"wf-{uuid.uuid4().hex[:12]}"
         if existing:
             store.deploy(wf, "old", {}, handlers=list(STANDARD_HANDLERS))
-        start_at = time.time() + 0.2
-        got: dict[str, int] = {}
-        failures: list[BaseException] = []
-
-        def deploy(source: str) -> None:
-            time.sleep(max(0.0, start_at - time.time()))
-            try:
-                got[source] = store.deploy(wf, source, {}, handlers=list(STANDARD_HANDLERS))
-            except BaseException as exc:
-                failures.append(exc)
-
         sources = [f"source {i}" for i in range(4)]
-        threads = [threading.Thread(target=deploy, args=(s,)) for s in sources]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(60)
-        assert failures == [], f"a concurrent deploy failed: {failures[0]!r}"
+        versions = self.at_once(
+            [
+                functools.partial(store.deploy, wf, source, {}, handlers=list(STANDARD_HANDLERS))
+                for source in sources
+            ]
+        )
         first = 2 if existing else 1
-        assert sorted(got.values()) == list(range(first, first + 4))
-        for source, version in got.items():
+        assert sorted(versions) == list(range(first, first + 4))
+        for source, version in zip(sources, versions, strict=True):
             assert store.get_workflow_version(wf, version).source == source
         assert store.get_workflow(wf).version == first + 3
 
