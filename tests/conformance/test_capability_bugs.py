@@ -19,6 +19,7 @@ import pytest
 from keep_sdk.conformance import ManualClock
 from keep_sdk.conformance.stores._support import CONSUMER, PRODUCER, STANDARD_HANDLERS
 from keep_sdk.contract.durable import Pending, derive_invocation
+from keep_sdk.errors import ActiveRunExists
 from keep_sdk.model import (
     HandlerKind,
     PrepareResult,
@@ -109,6 +110,12 @@ CASES: dict[str, set[str]] = {
     "PendingNewestFirstStore": {"test_pending_events_come_oldest_first_up_to_the_limit"},
     "ActiveRunsWithPausedStore": {"test_pending_parks_the_run_keeping_its_reservations"},
     "RenewalNewTokenStore": {"test_the_owner_renews_and_release_frees_the_lease"},
+    "InsertRunUnguardedStore": {
+        "test_a_merged_begin_is_refused_as_its_parts_are_and_writes_nothing",
+        "test_of_merged_begins_racing_on_one_workflow_exactly_one_wins",
+    },
+    "EndingPausedRunBlockedStore": {"test_a_paused_run_changes_status_while_another_run_is_active"},
+    "DeliveriesFilteredAfterLimitStore": {"test_deliveries_that_must_wait_do_not_use_up_the_page"},
 }
 
 HOUR = dt.timedelta(hours=1)
@@ -342,6 +349,51 @@ def live_renewal_token(store: Any, clock: ManualClock) -> bool:
     return bool(again.token != first.token)
 
 
+def live_merged_begin_unguarded(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    store.begin_run(wf, PRODUCER, HandlerKind.PRODUCER)
+    try:
+        store.begin_consumer_run(wf, CONSUMER, run_id="run-second", prepare_result=None)
+    except ActiveRunExists:
+        return False
+    return True
+
+
+def live_ending_paused_run(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store)
+    paused = store.begin_run(wf, CONSUMER, HandlerKind.CONSUMER)
+    store.set_run_status(paused.id, RunStatus.PAUSED_TRANSIENT)
+    store.begin_run(wf, PRODUCER, HandlerKind.PRODUCER)
+    try:
+        store.set_run_status(paused.id, RunStatus.FAILED_LOGIC, error="given up")
+    except ActiveRunExists:
+        return True
+    return False
+
+
+def live_deliveries_blocked(store: Any, clock: ManualClock) -> bool:
+    wf = _deploy(store, "early")
+    _publish(store, wf, "a")
+    run_id = _run(store, wf, "a")
+    store.advance_phase(run_id, RunPhase.MUTATING)
+    invocation_id, key = derive_invocation(wf, CONSUMER, run_id)
+    store.record_durable_intent(
+        run_id,
+        connector="approvals",
+        operation="request",
+        params={},
+        idempotency_key=key,
+        invocation_id=invocation_id,
+        correlation_key=key,
+        timeout_at=None,
+    )
+    for n in range(3):
+        store.receive_notification(key, n, source="early")
+    parked = store.get_invocation(_parked(store, clock))
+    store.receive_notification(parked.correlation_key, "done", source="t")
+    return store.deliverable_notifications(limit=2) == []
+
+
 LIVE: dict[str, Callable[[Any, ManualClock], bool]] = {
     "PageSkipsBoundaryRowStore": live_page_boundary,
     "PageFiltersAfterLimitStore": live_short_filtered_page,
@@ -368,6 +420,9 @@ LIVE: dict[str, Callable[[Any, ManualClock], bool]] = {
     "PendingNewestFirstStore": live_pending_order,
     "ActiveRunsWithPausedStore": live_active_runs,
     "RenewalNewTokenStore": live_renewal_token,
+    "InsertRunUnguardedStore": live_merged_begin_unguarded,
+    "EndingPausedRunBlockedStore": live_ending_paused_run,
+    "DeliveriesFilteredAfterLimitStore": live_deliveries_blocked,
 }
 
 

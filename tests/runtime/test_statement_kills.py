@@ -10,6 +10,8 @@ run saved.
 
 from __future__ import annotations
 
+import json
+import select
 import subprocess
 import sys
 from collections.abc import Callable
@@ -34,15 +36,43 @@ ROOT = Path(__file__).parents[2]
 WRITES = ("INSERT", "UPDATE", "DELETE")
 
 
-def _child(store_url: str, backing: Path, n: int, kind: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(CHILD), store_url, str(backing), str(n), kind],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=ROOT,
-    )
+class _Runs:
+    """The child: one process that imported the SDK and forks a process for each run,
+    so a kill costs a fork, not an interpreter's start."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._errors = (folder / "server.err").open("w")
+        self._server = subprocess.Popen(
+            [sys.executable, str(CHILD)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._errors,
+            text=True,
+            cwd=ROOT,
+        )
+
+    def run(self, store_url: str, backing: Path, n: int, kind: str) -> tuple[int, str, str]:
+        """Run `kind` killed before statement `n`: its exit code, output and errors."""
+        assert self._server.stdin is not None
+        assert self._server.stdout is not None
+        out = self._folder / f"run{n}.out"
+        request = [store_url, str(backing), n, kind, str(out)]
+        self._server.stdin.write(json.dumps(request) + "\n")
+        self._server.stdin.flush()
+        ready, _, _ = select.select([self._server.stdout], [], [], 120)
+        answer = self._server.stdout.readline() if ready else ""
+        errors = out.with_name(out.name + ".err")
+        assert answer, f"no answer for statement {n}: {(self._folder / 'server.err').read_text()}"
+        return int(answer), out.read_text(), errors.read_text() if errors.exists() else ""
+
+    def close(self) -> None:
+        assert self._server.stdin is not None
+        assert self._server.stdout is not None
+        self._server.stdin.close()
+        self._server.wait(timeout=30)
+        self._server.stdout.close()
+        self._errors.close()
 
 
 def _kill_points(statements: list[str]) -> list[int]:
@@ -125,24 +155,28 @@ def _kill_matrix(
     probe.mkdir()
     url = new_url("probe")
     prepare(url, probe / "doubles.db")
-    clean = _child(url, probe / "doubles.db", 10**9, kind)
-    assert clean.returncode == 0, clean.stderr
-    statements = clean.stdout.splitlines()
-    points = _kill_points(statements)
-    assert len(points) >= 10, statements
-    for n in points:
-        case = tmp_path / f"kill{n}"
-        case.mkdir()
-        url, backing = new_url(f"kill{n}"), case / "doubles.db"
-        prepare(url, backing)
-        child = _child(url, backing, n, kind)
-        assert child.returncode == -9, f"not killed before statement {n}: {child.stderr}"
-        store = open_store(url)
-        try:
-            check(store, backing, f"killed before statement {n}: {statements[n - 1]}")
-        finally:
-            store.close()
-            done_with(url)
+    runs = _Runs(tmp_path)
+    try:
+        code, out, errors = runs.run(url, probe / "doubles.db", 10**9, kind)
+        assert code == 0, errors
+        statements = out.splitlines()
+        points = _kill_points(statements)
+        assert len(points) >= 10, statements
+        for n in points:
+            case = tmp_path / f"kill{n}"
+            case.mkdir()
+            url, backing = new_url(f"kill{n}"), case / "doubles.db"
+            prepare(url, backing)
+            code, _, errors = runs.run(url, backing, n, kind)
+            assert code == -9, f"not killed before statement {n}: {errors}"
+            store = open_store(url)
+            try:
+                check(store, backing, f"killed before statement {n}: {statements[n - 1]}")
+            finally:
+                store.close()
+                done_with(url)
+    finally:
+        runs.close()
 
 
 def _sqlite(tmp_path: Path) -> Callable[[str], str]:

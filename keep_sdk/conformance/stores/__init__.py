@@ -20,6 +20,7 @@ from keep_sdk.conformance.stores._durable_clauses import DurableClauseTests
 from keep_sdk.conformance.stores._durable_rows import DurableRowTests
 from keep_sdk.conformance.stores._leases import LeaseTests
 from keep_sdk.conformance.stores._ledger import LedgerTests
+from keep_sdk.conformance.stores._merged import MergedCheckpointTests
 from keep_sdk.conformance.stores._pages import CountTests, PageTests
 from keep_sdk.conformance.stores._planning import PlanningTests
 from keep_sdk.conformance.stores._props_counts import CountPropertyTests
@@ -55,6 +56,7 @@ __all__ = [
     "LeaseTests",
     "LedgerTests",
     "ManualClock",
+    "MergedCheckpointTests",
     "PagePropertyTests",
     "PageTests",
     "PlanningTests",
@@ -76,6 +78,7 @@ class StoreConformance(
     RunTests,
     ReservationTests,
     CommitTests,
+    MergedCheckpointTests,
     LedgerTests,
     QueryTests,
     LeaseTests,

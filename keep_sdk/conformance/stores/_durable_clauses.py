@@ -782,7 +782,9 @@ class DurableClauseTests(DurableTestBase):
             two.id,
         ]
         assert len(durable.due_polls(later, limit=1)) == 1
-        assert [i.id for i in durable.expired_invocations(clock(), limit=1000)] == []
+        assert [
+            i.id for i in durable.expired_invocations(clock(), limit=1000) if i.id in mine
+        ] == []
         assert [i.id for i in durable.expired_invocations(later, limit=1000) if i.id in mine] == [
             one.id,
             two.id,
@@ -811,6 +813,29 @@ class DurableClauseTests(DurableTestBase):
         mine = [n for n in durable.deliverable_notifications() if n.invocation_id == invocation.id]
         assert len(durable.deliverable_notifications()) == 100
         assert [n.result for n in mine] == list(range(len(mine)))
+
+    @pytest.mark.parametrize("waiting", [1, 4, 12])
+    def test_deliveries_that_must_wait_do_not_use_up_the_page(
+        self, store: Store, waiting: int
+    ) -> None:
+        """A page of deliveries is full while deliverable notifications remain, however
+        many that must wait (their run is not parked yet) came before them."""
+        durable = self.durable(store)
+        _, early = self.started(store)
+        for n in range(waiting):
+            durable.receive_notification(early.correlation_key, n, source="early")
+        _, parked = self.parked(store)
+        for n in range(5):
+            durable.receive_notification(parked.correlation_key, n, source="t")
+        page = durable.deliverable_notifications(limit=4)
+        assert len(page) == 4, (
+            f"{waiting} notifications waiting ahead left {len(page)} of 4 deliveries"
+        )
+        for notification in page:
+            invocation = durable.get_invocation(notification.invocation_id)
+            assert store.get_run(invocation.run_id).status is RunStatus.PAUSED_WAITING
+        mine = [n.result for n in page if n.invocation_id == parked.id]
+        assert mine == list(range(len(mine))), "deliveries are not oldest first"
 
     def test_a_resolution_is_refused_once_the_run_no_longer_waits(self, store: Store) -> None:
         durable = self.durable(store)

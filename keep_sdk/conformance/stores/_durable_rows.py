@@ -26,6 +26,10 @@ from keep_sdk.stores import DurableRows, Store, TransactionalStore
 
 __all__ = ["DurableRowTests"]
 
+_EVERY = 1_000_000
+"""A scan limit above any test database's rows: what earlier tests left pending must not
+crowd this test's rows out of an oldest-first scan."""
+
 _ROW_METHODS = (
     "invocation",
     "invocations",
@@ -119,7 +123,7 @@ class DurableRowTests(DurableTestBase):
         first = durable.receive_notification(invocation.correlation_key, {"n": 1}, source="a")
         second = durable.receive_notification(invocation.correlation_key, {"n": 2}, source="b")
         with self.rows(store) as rows:
-            assert {n.id for n in rows.pending_notifications(100)} >= {first.id, second.id}
+            assert {n.id for n in rows.pending_notifications(_EVERY)} >= {first.id, second.id}
             dropped = first.model_copy(update={"outcome": NotificationOutcome.DUPLICATE})
             assert rows.update_notification(first, dropped) is True
             again = first.model_copy(update={"outcome": NotificationOutcome.IGNORED})
@@ -127,7 +131,7 @@ class DurableRowTests(DurableTestBase):
                 "update_notification wrote over a notification whose outcome changed"
             )
             assert rows.notification(first.id) == dropped
-            pending = [n.id for n in rows.pending_notifications(100)]
+            pending = [n.id for n in rows.pending_notifications(_EVERY)]
             assert first.id not in pending, "a notification no longer pending is still scanned"
             assert second.id in pending
             assert [n.id for n in rows.notifications(invocation.id)] == [first.id, second.id]

@@ -75,6 +75,23 @@ class RunTests(StoreTestBase):
         resumed = store.set_run_status(paused.id, RunStatus.ACTIVE)
         assert (resumed.status, resumed.phase) == (RunStatus.ACTIVE, RunPhase.PREPARING)
 
+    @pytest.mark.parametrize(
+        "end", [RunStatus.FAILED_LOGIC, RunStatus.CRASHED, RunStatus.PAUSED_APPROVAL]
+    )
+    def test_a_paused_run_changes_status_while_another_run_is_active(
+        self, store: Store, end: RunStatus
+    ) -> None:
+        """Only a run becoming active competes for the workflow: ending or re-pausing a
+        paused run while another is active is allowed and leaves the other active."""
+        wf = self.deploy(store)
+        paused = self.begin_consumer(store, wf)
+        store.set_run_status(paused.id, RunStatus.PAUSED_TRANSIENT, failure=FailureKind.TRANSIENT)
+        active = self.begin_producer(store, wf)
+        changed = store.set_run_status(paused.id, end, error="stopped by alice")
+        assert changed.status is end
+        assert store.get_run(paused.id) == changed
+        assert [r.id for r in store.active_runs() if r.workflow == wf] == [active.id]
+
     def test_runs_do_not_begin_in_a_paused_workflow(self, store: Store) -> None:
         wf = self.deploy(store)
         paused = store.pause_workflow(wf, actor="alice", reason="holiday")

@@ -650,17 +650,30 @@ class DurablePoints(StoreCore):
             ]
 
     def deliverable_notifications(self, limit: int = 100) -> list[Notification]:
+        """Up to `limit` pending notifications whose run is parked, oldest first. Pending
+        notifications that must wait (their run is not parked) do not use up the page: the
+        scan goes on, doubling, until the page is full or no pending notification is left."""
         with self._read() as tx:
             rows = _maybe_rows(tx)
-            if rows is None:
+            if rows is None or limit <= 0:
                 return []
-            found = []
-            for notification in rows.pending_notifications(limit):
-                invocation = rows.invocation(notification.invocation_id)
-                run = tx.run(invocation.run_id) if invocation else None
-                if run is not None and run.status is RunStatus.PAUSED_WAITING:
-                    found.append(notification)
-            return found
+            parked: dict[str, bool] = {}
+
+            def deliverable(notification: Notification) -> bool:
+                if notification.invocation_id not in parked:
+                    invocation = rows.invocation(notification.invocation_id)
+                    run = tx.run(invocation.run_id) if invocation else None
+                    waiting = run is not None and run.status is RunStatus.PAUSED_WAITING
+                    parked[notification.invocation_id] = waiting
+                return parked[notification.invocation_id]
+
+            scan = limit
+            while True:
+                pending = rows.pending_notifications(scan)
+                found = [n for n in pending if deliverable(n)]
+                if len(found) >= limit or len(pending) < scan:
+                    return found[:limit]
+                scan *= 2
 
     def due_polls(self, now: dt.datetime | None = None, limit: int = 100) -> list[Invocation]:
         with self._read() as tx:

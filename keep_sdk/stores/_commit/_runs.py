@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from keep_sdk.errors import EventNotPending, StoreConflict
+from keep_sdk.errors import ActiveRunExists, EventNotPending, StoreConflict
 from keep_sdk.model import (
     EventStatus,
     FailureKind,
@@ -91,6 +91,38 @@ class RunPoints(StoreCore):
         input_state: JsonValue = None,
         version: int | None = None,
     ) -> BegunRun:
+        try:
+            return self._begin_consumer_run(
+                workflow,
+                handler,
+                run_id=run_id,
+                prepare_result=prepare_result,
+                phase=phase,
+                intent=intent,
+                input_state=input_state,
+                version=version,
+            )
+        except ActiveRunExists as refused:
+            with self._read() as tx:
+                holder = tx.active_run(workflow)
+            if holder is None:
+                raise
+            raise rules.active_run_exists(workflow, holder) from refused
+
+    def _begin_consumer_run(
+        self,
+        workflow: str,
+        handler: str,
+        *,
+        run_id: str,
+        prepare_result: PrepareResult | None,
+        phase: RunPhase,
+        intent: MutationIntent | None,
+        input_state: JsonValue,
+        version: int | None,
+    ) -> BegunRun:
+        """The merged begin; it leaves the refusal of a second active run to
+        `Transaction.insert_run`, whose error need not name the run in the way."""
         with self._commit() as w:
             run, record = _begin(
                 w,
