@@ -34,7 +34,7 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgr
     server = PostgresServer.from_env()
     if server is None:
         try:
-            server = PostgresServer.start(tmp_path_factory.mktemp("postgres"))
+            server = PostgresServer.start(tmp_path_factory.mktemp("postgres"), fsync=False)
         except PostgresUnavailable as exc:
             pytest.fail(f"PostgreSQL is required for the postgres tests: {exc}", pytrace=False)
     yield server

@@ -128,9 +128,14 @@ class PostgresServer:
     """The server options `start` gave (port, sockets), which `up` gives again."""
 
     @classmethod
-    def start(cls, directory: Path) -> PostgresServer:
+    def start(cls, directory: Path, *, fsync: bool = True) -> PostgresServer:
         """initdb into `directory` (as root: a folder of its own under the system temporary
-        directory, see the module) and start a server on a free loopback port."""
+        directory, see the module) and start a server on a free loopback port.
+
+        ``fsync=False`` starts it with ``fsync=off``: a commit is written to the operating
+        system but not flushed to the disk, so it survives any process being killed (the
+        server's included) and is lost only if the machine itself goes down. For test
+        sessions that kill processes, never machines; benchmarks keep the default."""
         bin_dir = find_postgres_bin()
         directory.mkdir(parents=True, exist_ok=True)
         home, owned = _server_home(directory)
@@ -160,7 +165,7 @@ class PostgresServer:
         )
         options = (
             f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={socket_dir} "
-            "-c fsync=on -c max_connections=100 -c shared_buffers=64MB"
+            f"-c fsync={'on' if fsync else 'off'} -c max_connections=100 -c shared_buffers=64MB"
         )
         _run(
             _as_postgres_user(

@@ -79,6 +79,7 @@ def test_starting_a_server_changes_no_permission_outside_its_own_folder(tmp_path
         try:
             with engine.connect() as conn:
                 assert conn.execute(sa.text("SELECT 1")).scalar_one() == 1
+                assert conn.execute(sa.text("SHOW fsync")).scalar_one() == "on"
         finally:
             engine.dispose()
         assert _modes(watched) == before
@@ -108,3 +109,32 @@ def test_as_root_an_unreachable_temporary_directory_is_refused_not_chmodded(
     with pytest.raises(PostgresUnavailable, match="set TMPDIR"):
         postgres_module._server_home(tmp_path / "pg")
     assert closed.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.postgres
+def test_a_server_started_without_fsync_keeps_commits_through_an_immediate_stop(
+    tmp_path: Path,
+) -> None:
+    """``fsync=False`` (the test session's server): commits reach the operating system, so a
+    server stopped without a checkpoint (``immediate``, as a crash) still has them."""
+    server = PostgresServer.start(tmp_path / "pg", fsync=False)
+    try:
+        url = server.create_database("keep_probe").replace("postgresql://", "postgresql+psycopg://")
+        engine = sa.create_engine(url)
+        try:
+            with engine.begin() as conn:
+                assert conn.execute(sa.text("SHOW fsync")).scalar_one() == "off"
+                conn.execute(sa.text("CREATE TABLE kept (n int)"))
+                conn.execute(sa.text("INSERT INTO kept VALUES (1), (2)"))
+        finally:
+            engine.dispose()
+        server.restart("immediate")
+        engine = sa.create_engine(url)
+        try:
+            with engine.connect() as conn:
+                assert conn.execute(sa.text("SELECT sum(n) FROM kept")).scalar_one() == 3
+                assert conn.execute(sa.text("SHOW fsync")).scalar_one() == "off"
+        finally:
+            engine.dispose()
+    finally:
+        server.stop()

@@ -136,6 +136,24 @@ class DurableRowTests(DurableTestBase):
             assert second.id in pending
             assert [n.id for n in rows.notifications(invocation.id)] == [first.id, second.id]
 
+    def test_notifications_list_oldest_first_after_updates_in_any_order(self, store: Store) -> None:
+        """An update may move a row on disk (PostgreSQL writes a new row version): the
+        listing orders by arrival, not by where the rows lie."""
+        durable = self.durable(store)
+        _, invocation = self.parked(store)
+        made = [
+            durable.receive_notification(invocation.correlation_key, {"n": n}, source="s")
+            for n in range(12)
+        ]
+        for index in (0, 7, 3, 11, 5, 1):
+            with self.rows(store) as rows:
+                before = made[index]
+                after = before.model_copy(update={"outcome": NotificationOutcome.DUPLICATE})
+                assert rows.update_notification(before, after) is True
+        with self.rows(store) as rows:
+            listed = [n.id for n in rows.notifications(invocation.id)]
+        assert listed == [n.id for n in made], "notifications do not list oldest first"
+
     def test_attempts_get_increasing_seqs_and_list_in_seq_order(self, store: Store) -> None:
         _, invocation = self.started(store)
         with self.rows(store) as rows:
