@@ -375,3 +375,27 @@ def test_statements_the_fast_path_cannot_run_go_through_sqlalchemy(
     params = {"key_workflow": "wf", "key_topic": "t", "key_ids": ["a", "b"]}
     assert isinstance(fast.execute(expanding, params), sa.CursorResult)
     assert isinstance(fast.execute(q.RUN_BY_ID[0], {"key_id": "x"}), FastResult)
+
+
+def test_a_constant_statement_is_compiled_once_per_parameter_set(
+    rolled_back: tuple[sa.Connection, FastConnection], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the fast path is for: the second run of a statement reuses its plan; another
+    statement with the same parameter names gets its own."""
+    conn, _ = rolled_back
+    cache = StatementCache(conn.dialect)
+    compiled: list[int] = []
+    compile_ = cache._compile
+
+    def counting(statement: Any, names: tuple[str, ...]) -> Any:
+        compiled.append(id(statement))
+        return compile_(statement, names)
+
+    monkeypatch.setattr(cache, "_compile", counting)
+    fast = FastConnection(conn, cache)
+    statements = [q.RUN_BY_ID[0], q.LEDGER_BY_ID[0], q.EVENT_BY_ID[0]]
+    for _ in range(3):
+        for statement in statements:
+            fast.execute(statement, {"key_id": "x"})
+    assert compiled == [id(statement) for statement in statements]
+    assert cache.plan(q.RUN_BY_ID[0], ("key_id",)) is cache.plan(q.RUN_BY_ID[0], ("key_id",))
