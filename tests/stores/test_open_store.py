@@ -57,6 +57,18 @@ def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
         store.close()
 
 
+@pytest.mark.parametrize(("given", "level"), [("off", 0), ("Normal", 1), ("FULL", 2), ("extra", 3)])
+def test_every_sqlite_synchronous_mode_is_taken_in_any_case(
+    tmp_path: Path, given: str, level: int
+) -> None:
+    store = SqlStore(f"sqlite:///{tmp_path}/keep.db?synchronous={given}")
+    try:
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == level
+    finally:
+        store.close()
+
+
 def test_postgresql_urls_use_psycopg_3() -> None:
     for url in ("postgresql://u@h/db", "postgres://u@h/db", "postgresql+psycopg://u@h/db"):
         assert sqlalchemy_url(url).drivername == "postgresql+psycopg"
