@@ -399,3 +399,20 @@ def test_a_constant_statement_is_compiled_once_per_parameter_set(
             fast.execute(statement, {"key_id": "x"})
     assert compiled == [id(statement) for statement in statements]
     assert cache.plan(q.RUN_BY_ID[0], ("key_id",)) is cache.plan(q.RUN_BY_ID[0], ("key_id",))
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [("class",), ("n", "n"), ("_hidden",), ("two words",), ("ok", "def")],
+    ids=["keyword", "duplicate", "underscore", "not-an-identifier", "one-keyword-of-two"],
+)
+def test_result_columns_a_row_cannot_name_go_through_sqlalchemy(
+    rolled_back: tuple[sa.Connection, FastConnection], labels: tuple[str, ...]
+) -> None:
+    """A row type needs identifier field names: other result names (a keyword, a repeat,
+    a leading underscore) are answered by SQLAlchemy, with the same values."""
+    _, fast = rolled_back
+    statement = sa.select(*(sa.literal(i).label(label) for i, label in enumerate(labels)))
+    result = fast.execute(statement)
+    assert isinstance(result, sa.CursorResult)
+    assert tuple(result.one()) == tuple(range(len(labels)))
