@@ -46,13 +46,18 @@ from keep_sdk.stores import (
 
 __all__ = ["MergedCheckpointTests"]
 
-_INTENT = MutationIntent(
-    connector="sheets",
-    operation="appendRow",
-    params={"values": ["a", 1]},
-    idempotency_key="merged:key",
-    ui_title="Add row for alice",
-)
+
+def _intent(workflow: str) -> MutationIntent:
+    """The mutation of a run of `workflow`, with a key no other workflow's run uses."""
+    return MutationIntent(
+        connector="sheets",
+        operation="appendRow",
+        params={"values": ["a", 1]},
+        idempotency_key=f"{workflow}:merged",
+        ui_title="Add row for alice",
+    )
+
+
 _RESERVED = PrepareResult(reservations=[Reservation(topic="in", ids=["a", "b"])], data={"n": 2})
 _SHAPES = ("no prepare result", "prepared", "emitting", "with intent")
 _REFUSALS = ("another active run", "paused workflow", "unknown handler", "events taken")
@@ -102,7 +107,7 @@ class MergedCheckpointTests(StoreTestBase):
             run = store.advance_phase(run.id, RunPhase.EMITTING)
         if shape == "with intent":
             run = store.advance_phase(run.id, RunPhase.MUTATING)
-            store.record_mutation_intent(run.id, **_INTENT.model_dump())
+            store.record_mutation_intent(run.id, **_intent(workflow).model_dump())
         return store.get_run(run.id)
 
     def _together(self, store: Store, workflow: str, shape: str, run_id: str) -> Any:
@@ -112,7 +117,7 @@ class MergedCheckpointTests(StoreTestBase):
             run_id=run_id,
             prepare_result=None if shape == "no prepare result" else _RESERVED,
             phase=RunPhase.EMITTING if shape == "emitting" else RunPhase.PREPARED,
-            intent=_INTENT if shape == "with intent" else None,
+            intent=_intent(workflow) if shape == "with intent" else None,
             input_state={"n": 1},
         )
 
@@ -137,7 +142,7 @@ class MergedCheckpointTests(StoreTestBase):
             assert begun.entry is not None
             assert (begun.entry.status, begun.entry.idempotency_key) == (
                 LedgerStatus.IN_FLIGHT,
-                _INTENT.idempotency_key,
+                f"{together}:merged",
             )
         assert [r.id for r in store.active_runs() if r.workflow == together] == [run_id]
 
@@ -184,7 +189,7 @@ class MergedCheckpointTests(StoreTestBase):
                 run_id=run_id,
                 prepare_result=None if shape == "no prepare result" else _RESERVED,
                 phase=RunPhase.EMITTING if shape == "emitting" else RunPhase.PREPARED,
-                intent=_INTENT if shape == "with intent" else None,
+                intent=_intent(wf) if shape == "with intent" else None,
             )
         assert all(name in str(refused.value) for name in named), (
             f"the refusal does not name the workflow and its active run: {refused.value}"
@@ -201,7 +206,7 @@ class MergedCheckpointTests(StoreTestBase):
         def begin(run_id: str) -> str:
             try:
                 merged.begin_consumer_run(
-                    wf, CONSUMER, run_id=run_id, prepare_result=_RESERVED, intent=_INTENT
+                    wf, CONSUMER, run_id=run_id, prepare_result=_RESERVED, intent=_intent(wf)
                 )
             except ActiveRunExists:
                 return "refused"
@@ -298,7 +303,7 @@ class MergedCheckpointTests(StoreTestBase):
             faults,
             [wf],
             lambda: merged.begin_consumer_run(
-                wf, CONSUMER, run_id=run_id, prepare_result=_RESERVED, intent=_INTENT
+                wf, CONSUMER, run_id=run_id, prepare_result=_RESERVED, intent=_intent(wf)
             ),
             min_points=2,
         )
