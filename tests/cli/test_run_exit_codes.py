@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from keep_sdk.cli._interrupts import EXIT_INTERRUPTED
 from keep_sdk.cli.run import EXIT_WAITING
+from tests.read_only import read_only
 
 CRM = """
 [connectors.crm]
@@ -217,26 +215,6 @@ def test_a_store_file_removed_mid_run_ends_keep_run_with_one_message(project: Pa
     assert len(stderr.strip().splitlines()) == 1, stderr
 
 
-@contextmanager
-def _read_only(paths: list[Path]) -> Iterator[None]:
-    """`paths` made read-only for this process's user: mode 0444, and for root (whom modes
-    do not stop) the immutable attribute; undone on exit."""
-    root = os.geteuid() == 0
-    if root and shutil.which("chattr") is None:
-        pytest.skip("running as root without chattr: no way to make a file read-only")
-    try:
-        for path in paths:
-            path.chmod(0o444)
-            if root:
-                subprocess.run(["chattr", "+i", str(path)], check=True, capture_output=True)
-        yield
-    finally:
-        for path in paths:
-            if root:
-                subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)
-            path.chmod(0o644)
-
-
 def test_store_files_made_read_only_mid_run_end_keep_run_with_one_message(
     project: Path,
 ) -> None:
@@ -247,7 +225,7 @@ def test_store_files_made_read_only_mid_run_end_keep_run_with_one_message(
         while not database.with_name("keep.db-shm").exists() and time.monotonic() < deadline:
             time.sleep(0.1)
         time.sleep(3)
-        with _read_only(sorted(project.glob("keep.db*"))):
+        with read_only(sorted(project.glob("keep.db*"))):
             _, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:

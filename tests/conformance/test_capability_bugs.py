@@ -140,8 +140,9 @@ def _run(store: Any, workflow: str, *ids: str, topic: str = "in") -> str:
     return str(run.id)
 
 
-def _parked(store: Any, clock: ManualClock, timeout_at: dt.datetime | None = None) -> str:
-    wf = _deploy(store)
+def _started(store: Any, name: str = "wf", timeout_at: dt.datetime | None = None) -> str:
+    """A run of a new workflow `name` whose durable intent is recorded, not yet parked."""
+    wf = _deploy(store, name)
     _publish(store, wf, "a")
     run_id = _run(store, wf, "a")
     store.advance_phase(run_id, RunPhase.MUTATING)
@@ -156,6 +157,11 @@ def _parked(store: Any, clock: ManualClock, timeout_at: dt.datetime | None = Non
         correlation_key=key,
         timeout_at=timeout_at,
     )
+    return invocation_id
+
+
+def _parked(store: Any, clock: ManualClock, timeout_at: dt.datetime | None = None) -> str:
+    invocation_id = _started(store, timeout_at=timeout_at)
     store.record_start_answer(
         invocation_id, Pending(token="t"), next_poll_at=clock() + dt.timedelta(minutes=1)
     )
@@ -372,21 +378,7 @@ def live_ending_paused_run(store: Any, clock: ManualClock) -> bool:
 
 
 def live_deliveries_blocked(store: Any, clock: ManualClock) -> bool:
-    wf = _deploy(store, "early")
-    _publish(store, wf, "a")
-    run_id = _run(store, wf, "a")
-    store.advance_phase(run_id, RunPhase.MUTATING)
-    invocation_id, key = derive_invocation(wf, CONSUMER, run_id)
-    store.record_durable_intent(
-        run_id,
-        connector="approvals",
-        operation="request",
-        params={},
-        idempotency_key=key,
-        invocation_id=invocation_id,
-        correlation_key=key,
-        timeout_at=None,
-    )
+    key = store.get_invocation(_started(store, "early")).correlation_key
     for n in range(3):
         store.receive_notification(key, n, source="early")
     parked = store.get_invocation(_parked(store, clock))

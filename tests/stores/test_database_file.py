@@ -9,38 +9,15 @@ whole path is `tests/cli/test_run_exit_codes.py`'s)."""
 from __future__ import annotations
 
 import itertools
-import os
-import shutil
-import subprocess
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from keep_sdk.errors import StoreUnavailable
 from keep_sdk.stores.sql._file import DatabaseFile
+from tests.read_only import read_only
 
 NAMES = ("keep.db", "keep.db-wal", "keep.db-shm")
-ROOT = os.geteuid() == 0
-
-
-@contextmanager
-def _read_only(paths: Sequence[Path]) -> Iterator[None]:
-    """`paths` cannot be written, by root too (``chattr +i``), until the block ends."""
-    if ROOT and paths and shutil.which("chattr") is None:
-        pytest.skip("running as root without chattr: no way to make a file read-only")
-    try:
-        for path in paths:
-            path.chmod(0o444)
-            if ROOT:
-                subprocess.run(["chattr", "+i", str(path)], check=True, capture_output=True)
-        yield
-    finally:
-        for path in paths:
-            if ROOT:
-                subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)
-            path.chmod(0o644)
 
 
 def _watched(folder: Path) -> DatabaseFile:
@@ -59,7 +36,7 @@ def test_any_of_the_three_files_made_read_only_is_refused_by_name(
     tmp_path: Path, names: tuple[str, ...]
 ) -> None:
     watched = _watched(tmp_path)
-    with _read_only([tmp_path / name for name in names]):
+    with read_only([tmp_path / name for name in names]):
         if not names:
             watched.check()
             return

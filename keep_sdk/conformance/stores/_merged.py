@@ -110,10 +110,13 @@ class MergedCheckpointTests(StoreTestBase):
             store.record_mutation_intent(run.id, **_intent(workflow).model_dump())
         return store.get_run(run.id)
 
-    def _together(self, store: Store, workflow: str, shape: str, run_id: str) -> Any:
+    def _together(
+        self, store: Store, workflow: str, shape: str, run_id: str, handler: str = CONSUMER
+    ) -> Any:
+        """The run `shape` names, written by the merged begin."""
         return self.merged(store).begin_consumer_run(
             workflow,
-            CONSUMER,
+            handler,
             run_id=run_id,
             prepare_result=None if shape == "no prepare result" else _RESERVED,
             phase=RunPhase.EMITTING if shape == "emitting" else RunPhase.PREPARED,
@@ -150,12 +153,7 @@ class MergedCheckpointTests(StoreTestBase):
         ("cause", "shape"),
         [
             (cause, shape)
-            for cause in (
-                "another active run",
-                "paused workflow",
-                "unknown handler",
-                "events taken",
-            )
+            for cause in _REFUSALS
             for shape in _SHAPES
             if (cause, shape) != ("events taken", "no prepare result")
         ],
@@ -163,7 +161,7 @@ class MergedCheckpointTests(StoreTestBase):
     def test_a_merged_begin_is_refused_as_its_parts_are_and_writes_nothing(
         self, store: Store, shape: str, cause: str
     ) -> None:
-        merged = self.merged(store)
+        self.merged(store)
         wf = self.deploy(store)
         self.publish(store, wf, "a", "b", "c")
         handler: str = CONSUMER
@@ -183,14 +181,7 @@ class MergedCheckpointTests(StoreTestBase):
         before = snapshot(store, [wf])
         run_id = _new_run_id()
         with pytest.raises(expected) as refused:
-            merged.begin_consumer_run(
-                wf,
-                handler,
-                run_id=run_id,
-                prepare_result=None if shape == "no prepare result" else _RESERVED,
-                phase=RunPhase.EMITTING if shape == "emitting" else RunPhase.PREPARED,
-                intent=_intent(wf) if shape == "with intent" else None,
-            )
+            self._together(store, wf, shape, run_id, handler)
         assert all(name in str(refused.value) for name in named), (
             f"the refusal does not name the workflow and its active run: {refused.value}"
         )
