@@ -24,5 +24,5 @@ class TestMemoryStore(StoreConformance):
     def test_peek_cost_does_not_grow_with_consumed_events(
         self, store: Store, clock: ManualClock
     ) -> None:
-        """The suite's test, marked slow: it loads a backlog of 100,000 events."""
+        """The suite's test, marked slow: it loads a backlog of `backlog_size` events."""
         super().test_peek_cost_does_not_grow_with_consumed_events(store, clock)

@@ -32,7 +32,7 @@ class TestSqliteStore(StoreConformance):
     def test_peek_cost_does_not_grow_with_consumed_events(
         self, store: Store, clock: ManualClock
     ) -> None:
-        """The suite's test, marked slow: it loads a backlog of 100,000 events."""
+        """The suite's test, marked slow: it loads a backlog of `backlog_size` events."""
         super().test_peek_cost_does_not_grow_with_consumed_events(store, clock)
 
 
@@ -58,7 +58,7 @@ class TestPostgresStore(StoreConformance):
     def test_peek_cost_does_not_grow_with_consumed_events(
         self, store: Store, clock: ManualClock
     ) -> None:
-        """The suite's test, marked slow: it loads a backlog of 100,000 events."""
+        """The suite's test, marked slow: it loads a backlog of `backlog_size` events."""
         super().test_peek_cost_does_not_grow_with_consumed_events(store, clock)
 
     def test_a_received_notification_wakes_a_store_listening_on_the_inbox(

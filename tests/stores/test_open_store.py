@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -9,7 +11,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from keep_sdk.errors import ConfigurationError
+from keep_sdk.errors import ConfigurationError, StoreUnavailable
 from keep_sdk.plugins import KeepPlugins, default_plugins, hookimpl
 from keep_sdk.stores import DEFAULT_STORE_URL, MemoryStore, SqlStore, open_store, store_scheme
 from keep_sdk.stores.sql import sqlalchemy_url
@@ -156,11 +158,27 @@ def test_sqlalchemy_is_configured_for_immediate_write_transactions(tmp_path: Pat
 
 
 def test_an_unreachable_database_is_a_store_error() -> None:
-    from keep_sdk.errors import StoreUnavailable
-
     with pytest.raises(StoreUnavailable, match="could not complete the operation") as caught:
         SqlStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
     assert "check that the database server is running and reachable" in str(caught.value)
+
+
+def test_the_busy_timeout_bounds_the_wait_to_open_a_database_another_program_locked(
+    tmp_path: Path,
+) -> None:
+    """Two workers first opening one new file: the second waits `busy_timeout`, not
+    sqlite3's own five seconds, before saying another program holds the lock."""
+    path = tmp_path / "keep.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("CREATE TABLE elsewhere (a)")
+    started = time.monotonic()
+    try:
+        with pytest.raises(StoreUnavailable, match="another program holds the database lock"):
+            SqlStore(f"sqlite:///{path}?busy_timeout=300")
+    finally:
+        holder.close()
+    assert 0.3 <= time.monotonic() - started < 4.5
 
 
 def test_the_wal_shrinks_back_to_its_limit_after_a_checkpoint(tmp_path: Path) -> None:

@@ -307,6 +307,29 @@ def test_the_engine_listeners_see_every_statement_the_database_runs(tmp_path: Pa
         store.close()
 
 
+def test_listeners_get_the_connection_and_the_cursor_that_runs_the_statement(
+    store: SqlStore, rolled_back: tuple[sa.Connection, FastConnection]
+) -> None:
+    """What tracing instrumentation reads: ``before_cursor_execute`` and
+    ``after_cursor_execute`` get the `Connection` and the DBAPI cursor the statement ran on,
+    one cursor for every statement of the transaction."""
+    conn, fast = rolled_back
+    calls: list[tuple[str, Any, Any]] = []
+    for name in ("before_cursor_execute", "after_cursor_execute"):
+        sa.event.listen(
+            store.engine,
+            name,
+            lambda c, cursor, *_, name=name: calls.append((name, c, cursor)),
+        )
+    fast.execute(q.RUN_BY_ID[0], {"key_id": "r1"})
+    fast.execute(q.RUN_BY_ID[0], {"key_id": "r2"})
+    assert [name for name, _, _ in calls] == ["before_cursor_execute", "after_cursor_execute"] * 2
+    assert all(c is conn for _, c, _ in calls)
+    cursors = {id(cursor) for _, _, cursor in calls}
+    assert len(cursors) == 1
+    assert isinstance(calls[0][2], conn.dialect.loaded_dbapi.Cursor)
+
+
 def test_a_constraint_violation_fails_alike_on_both_paths(
     rolled_back: tuple[sa.Connection, FastConnection],
 ) -> None:
@@ -362,8 +385,9 @@ def test_a_naive_time_is_refused_alike_on_both_paths(
         with pytest.raises(StatementError) as caught:
             path(q.WRITE_HANDLER, naive)
         assert isinstance(caught.value.orig, ValueError)
-        messages.append(str(caught.value.orig))
+        messages.append((str(caught.value), caught.value.statement, caught.value.params))
     assert messages[0] == messages[1]
+    assert messages[0][2] == [naive]
     assert fast.execute(q.RUN_BY_ID[0], params).first() is None
 
 

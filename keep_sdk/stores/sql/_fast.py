@@ -190,7 +190,7 @@ class FastConnection:
         try:
             bound = _bind(plan, params)
         except BaseException as exc:
-            conn._handle_dbapi_exception(exc, sql, dict(params), None, None)
+            conn._handle_dbapi_exception(exc, sql, [dict(params)], None, None)
         cursor = self._cursor
         if cursor is None:
             cursor = self._cursor = conn.connection.cursor()
