@@ -349,6 +349,23 @@ class RenewalNewTokenStore(MemoryStore):
             return renewed
 
 
+# Peek cost
+
+
+class UnmeasuredPeekStore(MemoryStore):
+    """Scans every event of the workflow for a peek, and reports the cost of the index
+    lookup its author meant to write: one step, whatever was read."""
+
+    def pending_events(self, workflow: str, topic: str, *, limit: int) -> list[Event]:
+        found = [
+            e for e in self.list_events(workflow, topic=topic) if e.status is EventStatus.PENDING
+        ]
+        return found[:limit]
+
+    def peek_cost(self, workflow: str, topic: str, *, limit: int) -> int:
+        return 1
+
+
 # Merged checkpoints
 
 

@@ -116,6 +116,7 @@ CASES: dict[str, set[str]] = {
     },
     "EndingPausedRunBlockedStore": {"test_a_paused_run_changes_status_while_another_run_is_active"},
     "DeliveriesFilteredAfterLimitStore": {"test_deliveries_that_must_wait_do_not_use_up_the_page"},
+    "UnmeasuredPeekStore": {"test_peek_cost_does_not_grow_with_consumed_events"},
 }
 
 HOUR = dt.timedelta(hours=1)
@@ -341,6 +342,13 @@ def live_pending_order(store: Any, clock: ManualClock) -> bool:
     return _ids(store.pending_events(wf, "in", limit=1)) != ["old"]
 
 
+def live_unmeasured_peek(store: Any, clock: ManualClock) -> bool:
+    small, large = _deploy(store, "small"), _deploy(store, "large")
+    _publish(store, small, "only")
+    _publish(store, large, *(f"m{i}" for i in range(40)))
+    return store.peek_cost(small, "in", limit=40) == store.peek_cost(large, "in", limit=40)
+
+
 def live_active_runs(store: Any, clock: ManualClock) -> bool:
     wf = _deploy(store)
     run_id = _run(store, wf)
@@ -415,6 +423,7 @@ LIVE: dict[str, Callable[[Any, ManualClock], bool]] = {
     "InsertRunUnguardedStore": live_merged_begin_unguarded,
     "EndingPausedRunBlockedStore": live_ending_paused_run,
     "DeliveriesFilteredAfterLimitStore": live_deliveries_blocked,
+    "UnmeasuredPeekStore": live_unmeasured_peek,
 }
 
 
@@ -430,7 +439,7 @@ def _reference(cls: Any) -> Any:
 
 def test_every_case_has_a_live_demonstration() -> None:
     assert set(LIVE) == set(CASES)
-    assert len(CASES) >= 23
+    assert len(CASES) >= 29
     assert all(CASES.values()), "every broken store names the clauses that catch it"
 
 

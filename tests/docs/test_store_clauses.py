@@ -72,3 +72,25 @@ def test_every_test_the_clause_table_names_exists() -> None:
             checked += 1
     assert checked >= 100, f"only {checked} test names were found in the clause table"
     assert missing == [], "docs/stores.md names tests that do not exist:\n" + "\n".join(missing)
+
+
+def test_the_broken_store_table_lists_every_broken_store_and_the_counts_are_true() -> None:
+    from tests.conformance import broken_stores, capability_bugs
+    from tests.conformance.test_capability_bugs import CASES as CAPABILITY_CASES
+    from tests.conformance.test_suite_has_teeth import CASES as TEETH_CASES
+
+    text = DOC.read_text()
+    table = text[text.index("| Capability | Broken stores |") :].split("\n\n")[0]
+    listed = set(re.findall(r"`(\w+Store)`", table))
+    assert listed == set(CAPABILITY_CASES) | set(TEETH_CASES)
+    defined = {
+        name
+        for module in (broken_stores, capability_bugs)
+        for name in vars(module)
+        if name.endswith("Store") and not name.startswith("_") and name in listed
+    }
+    assert defined == listed
+    counts = f"`tests/conformance/broken_stores.py`, {len(TEETH_CASES)}, and\n"
+    counts += f"`tests/conformance/capability_bugs.py`, {len(CAPABILITY_CASES)})"
+    assert counts in text
+    assert len(listed) >= 30

@@ -11,6 +11,8 @@ from keep_sdk.stores import Store, SupportsBulkLoad, SupportsPeekCost
 
 __all__ = ["BacklogTests"]
 
+_WIDE = 500
+
 
 class BacklogTests(StoreTestBase):
     """A topic with `backlog_size` consumed events peeks as cheaply as a fresh one."""
@@ -47,7 +49,43 @@ class BacklogTests(StoreTestBase):
         assert [e.message_id for e in store.pending_events(wf, "in", limit=10)] == [
             f"p{i}" for i in range(5)
         ]
+        self._peek_cost_measures_the_rows_read(store, clock, baseline)
         assert cost <= 2 * baseline + 20, (
             f"peeking a topic with {self.backlog_size} consumed events cost {cost}, "
             f"a fresh topic {baseline}: peek must read pending events only (an index on them)"
         )
+
+    def _peek_cost_measures_the_rows_read(
+        self, store: Store, clock: ManualClock, baseline: int
+    ) -> None:
+        """The bound above proves nothing of a `peek_cost` that does not measure: reading
+        `_WIDE` pending events must cost more than reading 5, and a limit of 10 on them less than
+        half as much."""
+        assert isinstance(store, SupportsPeekCost)
+        assert isinstance(store, SupportsBulkLoad)
+        wf = self.deploy(store)
+        now = clock()
+        store.bulk_load_events(
+            wf,
+            [
+                Event(
+                    id=f"evt_{wf}_{i}",
+                    workflow=wf,
+                    topic="in",
+                    message_id=f"wide-{i}",
+                    title=f"Pending event {i}",
+                    created_at=now,
+                    updated_at=now,
+                )
+                for i in range(_WIDE)
+            ],
+        )
+        wide = store.peek_cost(wf, "in", limit=_WIDE)
+        narrow = store.peek_cost(wf, "in", limit=10)
+        unmeasured = (
+            f"peek_cost reported {wide} for a peek that reads {_WIDE} pending events, "
+            f"{narrow} for one limited to 10 of them and {baseline} for one that reads 5: "
+            "it must count the rows (or index entries, or steps) pending_events examines"
+        )
+        assert baseline < wide, unmeasured
+        assert 2 * narrow < wide, unmeasured
