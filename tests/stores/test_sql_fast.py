@@ -311,23 +311,33 @@ def test_listeners_get_the_connection_and_the_cursor_that_runs_the_statement(
     store: SqlStore, rolled_back: tuple[sa.Connection, FastConnection]
 ) -> None:
     """What tracing instrumentation reads: ``before_cursor_execute`` and
-    ``after_cursor_execute`` get the `Connection` and the DBAPI cursor the statement ran on,
-    one cursor for every statement of the transaction."""
+    ``after_cursor_execute`` get the `Connection`, the DBAPI cursor the statement ran on (one
+    for every statement of the transaction), the SQL text, its bound values and
+    ``executemany=False``."""
     conn, fast = rolled_back
-    calls: list[tuple[str, Any, Any]] = []
+    calls: list[tuple[Any, ...]] = []
     for name in ("before_cursor_execute", "after_cursor_execute"):
         sa.event.listen(
             store.engine,
             name,
-            lambda c, cursor, *_, name=name: calls.append((name, c, cursor)),
+            lambda c, cursor, sql, bound, _, many, name=name: calls.append(
+                (name, c, cursor, sql, bound, many)
+            ),
         )
     fast.execute(q.RUN_BY_ID[0], {"key_id": "r1"})
     fast.execute(q.RUN_BY_ID[0], {"key_id": "r2"})
-    assert [name for name, _, _ in calls] == ["before_cursor_execute", "after_cursor_execute"] * 2
-    assert all(c is conn for _, c, _ in calls)
-    cursors = {id(cursor) for _, _, cursor in calls}
-    assert len(cursors) == 1
+    assert [call[0] for call in calls] == ["before_cursor_execute", "after_cursor_execute"] * 2
+    assert all(call[1] is conn for call in calls)
+    assert len({id(call[2]) for call in calls}) == 1
     assert isinstance(calls[0][2], conn.dialect.loaded_dbapi.Cursor)
+    text = str(q.RUN_BY_ID[0].compile(dialect=conn.dialect))
+    assert all(call[3] == text for call in calls)
+    assert [list(_values(call[4])) for call in calls] == [["r1"], ["r1"], ["r2"], ["r2"]]
+    assert all(call[5] is False for call in calls)
+
+
+def _values(bound: Any) -> Any:
+    return bound.values() if isinstance(bound, dict) else bound
 
 
 def test_a_constraint_violation_fails_alike_on_both_paths(
