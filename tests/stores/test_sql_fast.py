@@ -381,6 +381,8 @@ def test_a_constraint_violation_fails_alike_on_both_paths(
     fast_error, slow_error = errors
     assert type(fast_error.orig) is type(slow_error.orig)
     assert str(fast_error.orig) == str(slow_error.orig)
+    assert fast_error.statement == slow_error.statement
+    assert "INSERT INTO keep_runs" in str(fast_error)
     assert fast_error.connection_invalidated is slow_error.connection_invalidated is False
 
 
