@@ -159,8 +159,10 @@ def test_sqlalchemy_is_configured_for_immediate_write_transactions(tmp_path: Pat
 
 def test_an_unreachable_database_is_a_store_error() -> None:
     with pytest.raises(StoreUnavailable, match="could not complete the operation") as caught:
-        SqlStore("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
-    assert "check that the database server is running and reachable" in str(caught.value)
+        SqlStore("postgresql://nobody:s3cret-word@127.0.0.1:1/none?connect_timeout=2")
+    assert str(caught.value).endswith("; check that the database server is running and reachable")
+    assert "nobody:***@127.0.0.1" in str(caught.value)
+    assert "s3cret-word" not in str(caught.value)
 
 
 def test_the_busy_timeout_bounds_the_wait_to_open_a_database_another_program_locked(
