@@ -22,6 +22,7 @@ from keep_sdk.cli.support import (
 from keep_sdk.cli.text import console, line, styled
 from keep_sdk.errors import ScriptRejected
 from keep_sdk.runtime import CheckedScript
+from keep_sdk.stores import redacted_url
 
 __all__ = ["deploy_command", "deploy_script", "validated"]
 
@@ -109,7 +110,7 @@ def deploy_command(
             workflow=workflow,
             version=version,
             deployed=deployed,
-            store=inst.store_url,
+            store=redacted_url(inst.store_url),
             granted=list(dict.fromkeys(grants)),
             grants=held,
             needed=needed,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 
 from keep_sdk.status import Remedy, RemedyKind
-from keep_sdk.stores import DEFAULT_STORE_URL
+from keep_sdk.stores import DEFAULT_STORE_URL, redacted_url
 
 __all__ = ["command"]
 
@@ -22,8 +22,10 @@ def _run(remedy: Remedy) -> str:
 def command(remedy: Remedy, *, store_url: str) -> str:
     """The ``keep`` command that does `remedy` on the store at `store_url`: full ids,
     arguments quoted for a POSIX shell, and ``--store URL`` unless it is the default
-    store. A placeholder the person fills in (``FILE``, ``JSON``) is in capitals."""
-    suffix = "" if store_url == DEFAULT_STORE_URL else f" --store {shlex.quote(store_url)}"
+    store. A placeholder the person fills in (``FILE``, ``JSON``, a store URL's
+    ``PASSWORD``) is in capitals."""
+    shown = redacted_url(store_url, mask="PASSWORD")
+    suffix = "" if store_url == DEFAULT_STORE_URL else f" --store {shlex.quote(shown)}"
     workflow = shlex.quote(remedy.workflow)
     match remedy.kind:
         case RemedyKind.DEPLOY:

@@ -49,6 +49,7 @@ from keep_sdk.scheduler import (
     Scheduler,
     is_transient,
 )
+from keep_sdk.stores import redacted_url
 
 if TYPE_CHECKING:
     from keep_sdk.app import Installation
@@ -132,8 +133,9 @@ def run_command(
             what = (
                 f"deployed as version {version}" if deployed else f"unchanged (version {version})"
             )
+            store = redacted_url(inst.store_url)
             out.print(
-                line(styled(workflow_name, "bold"), f" {what}; store {inst.store_url}"),
+                line(styled(workflow_name, "bold"), f" {what}; store {store}"),
                 soft_wrap=True,
             )
         scheduler = inst.scheduler()
@@ -306,7 +308,7 @@ def worker_command(
         )
         scheduler = inst.scheduler(worker=worker_name, lease_ttl_s=lease_ttl)
         stack.callback(scheduler.close)
-        click.echo(f"worker {scheduler.worker} on {inst.store_url}", err=True)
+        click.echo(f"worker {scheduler.worker} on {redacted_url(inst.store_url)}", err=True)
 
         def report(activity: Activity) -> None:
             watch.progressed()

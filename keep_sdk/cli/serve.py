@@ -14,6 +14,7 @@ import click
 
 from keep_sdk.cli._options import store_option
 from keep_sdk.cli.support import EXIT_USAGE, fail, reports_errors
+from keep_sdk.stores import redacted_url
 
 __all__ = ["serve_command"]
 
@@ -69,7 +70,8 @@ def serve_command(store_url: str | None, host: str, port: int, token: str | None
     )
 
     def announce(link: str) -> None:
-        click.echo(f"keep console on {settings.store_url or 'the default store'}", err=True)
+        shown = redacted_url(settings.store_url) if settings.store_url else "the default store"
+        click.echo(f"keep console on {shown}", err=True)
         click.echo(f"sign in: {link}", err=True)
 
     from keep_sdk.cli._options import opened

@@ -30,6 +30,7 @@ from keep_sdk.console._web import (
 from keep_sdk.errors import KeepError, NotFound
 from keep_sdk.model import EventStatus, LedgerStatus, RunStatus
 from keep_sdk.status import WorkflowStatus
+from keep_sdk.stores import redacted_url
 
 __all__ = ["PAGES"]
 
@@ -39,7 +40,7 @@ def _render(request: Request, template: str, **context: Any) -> Response:
     context |= {
         "csrf": console.guard.csrf,
         "signed_in": True,
-        "store": console.installation.store_url,
+        "store": redacted_url(console.installation.store_url),
         "actor": console.settings.actor,
     }
     return console.templates.TemplateResponse(request, template, context)

@@ -9,7 +9,7 @@ from keep_sdk.runtime import ledger_decision
 from keep_sdk.status._reader import Reader
 from keep_sdk.status._report import Input, Output, StatusReport, WorkflowStatus
 from keep_sdk.status._waiting import Reconcilable, waiting
-from keep_sdk.stores import Store
+from keep_sdk.stores import Store, redacted_url
 
 __all__ = ["build_status"]
 
@@ -69,7 +69,7 @@ def build_status(
                     },
                 )
             )
-    return StatusReport(store=store_url, workflows=statuses)
+    return StatusReport(store=redacted_url(store_url), workflows=statuses)
 
 
 def _input(event: Event) -> Input:

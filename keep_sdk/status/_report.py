@@ -132,5 +132,5 @@ class StatusReport(_View):
     """What came in, what went out and what waits, for every workflow of a store (the
     console's ``/api/status``)."""
 
-    store: str
+    store: str = Field(description="The store's URL, its password (if any) shown as ``***``.")
     workflows: Sequence[WorkflowStatus]

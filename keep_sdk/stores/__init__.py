@@ -62,6 +62,7 @@ from keep_sdk.stores._protocol import (
     utc_now,
 )
 from keep_sdk.stores._transaction import Transaction
+from keep_sdk.stores._url import redacted_url
 from keep_sdk.stores.faults import FaultPoint
 from keep_sdk.stores.memory import MemoryStore
 
@@ -116,6 +117,7 @@ __all__ = [  # noqa: RUF022 (plain sorted(), as tests/test_public_api.py checks)
     "open_store",
     "publish_from_outside",
     "record_notification",
+    "redacted_url",
     "store_scheme",
     "utc_now",
     "workflow_for_topic",

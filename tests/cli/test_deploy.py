@@ -172,3 +172,22 @@ def test_deploy_to_postgresql(postgres_server: PostgresServer) -> None:
         assert state.list_runs() == []
     finally:
         state.close()
+
+
+def test_no_output_shows_the_store_password(postgres_server: PostgresServer) -> None:
+    """The server trusts local connections, so the password in the URL is never checked;
+    what matters is that no line of ``keep run`` or ``keep status`` (text or JSON) shows it."""
+    url = postgres_server.create_database("keep_password")
+    scheme, _, rest = url.partition("://")
+    user, _, place = rest.partition("@")
+    secret_url = f"{scheme}://{user}:n0t-for-eyes@{place}"
+    ran = CliRunner().invoke(cli, ["run", str(DEMO), "--store", secret_url, "--until-idle"])
+    status = CliRunner().invoke(cli, ["status", "--store", secret_url])
+    as_json = CliRunner().invoke(cli, ["status", "--store", secret_url, "--json"])
+    deployed = CliRunner().invoke(cli, ["deploy", str(DEMO), "--store", secret_url, "--json"])
+    assert json.loads(deployed.stdout)["store"].startswith(f"{scheme}://{user}:***@")
+    for result in (ran, status, as_json, deployed):
+        assert "n0t-for-eyes" not in result.stdout + result.stderr, result.output
+    assert f"{user}:***@" in ran.stdout + ran.stderr
+    assert f"{user}:PASSWORD@" in status.stdout
+    assert f"{user}:PASSWORD@" in as_json.stdout

@@ -12,6 +12,8 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
+from keep_sdk.app import Installation
+from keep_sdk.conformance.postgres import PostgresServer
 from keep_sdk.console import ConsoleSettings, create_app
 from keep_sdk.model import LedgerStatus, RunStatus
 from keep_sdk.stores import Store
@@ -393,3 +395,26 @@ def test_a_run_resolved_as_not_happened_shows_its_resolution_not_a_retry(
     assert ">Retry<" not in page
     runs = client.get("/runs?workflow=escalated").text
     assert '<span class="status resolved">resolved</span>' in runs
+
+
+def test_no_page_shows_the_store_password(postgres_server: PostgresServer) -> None:
+    url = postgres_server.create_database("keep_console_password")
+    scheme, _, rest = url.partition("://")
+    user, _, place = rest.partition("@")
+    secret_url = f"{scheme}://{user}:n0t-for-eyes@{place}"
+    inst = Installation.open(secret_url, isolation="in-process")
+    try:
+        inst.store.deploy("invoices", "source", {}, handlers=[])
+        settings = ConsoleSettings(store_url=secret_url, token=TOKEN, actor=ACTOR)
+        app = create_app(settings, inst)
+        with served(app) as base, httpx.Client(base_url=base, timeout=60) as http:
+            signed_in(http)
+            pages = [http.get(path) for path in ("/", "/runs", "/events")]
+            api = http.get("/api/status", headers=BEARER)
+    finally:
+        inst.close()
+    for answer in [*pages, api]:
+        assert answer.status_code == 200, answer.text
+        assert "n0t-for-eyes" not in answer.text
+    assert f"{user}:***@" in pages[0].text
+    assert api.json()["store"].startswith(f"{scheme}://{user}:***@")

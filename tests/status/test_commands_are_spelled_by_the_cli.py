@@ -97,3 +97,13 @@ def test_every_remedy_is_spelled_as_a_command_of_the_cli_for_its_store() -> None
         assert name in cli.commands, spelled
         assert "--store 'sqlite:////tmp/a b/keep.db'" in spelled, spelled
         assert "--store" not in command(remedy, store_url="sqlite:///.keep/keep.db")
+
+
+def test_a_remedy_never_spells_the_store_password() -> None:
+    """The person fills the password in (a placeholder in capitals): status output is
+    pasted into tickets, chats and repair prompts."""
+    remedy = Remedy(kind=RemedyKind.RESUME, workflow="invoices")
+    spelled = command(remedy, store_url="postgresql://keep:s3cret@db.internal:5432/keep")
+    assert (
+        spelled == "keep resume invoices --store postgresql://keep:PASSWORD@db.internal:5432/keep"
+    )

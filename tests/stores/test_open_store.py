@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import given
+from hypothesis import strategies as st
 
 from keep_sdk.errors import ConfigurationError, StoreUnavailable
 from keep_sdk.plugins import KeepPlugins, default_plugins, hookimpl
-from keep_sdk.stores import DEFAULT_STORE_URL, MemoryStore, SqlStore, open_store, store_scheme
+from keep_sdk.stores import (
+    DEFAULT_STORE_URL,
+    MemoryStore,
+    SqlStore,
+    open_store,
+    redacted_url,
+    store_scheme,
+)
 from keep_sdk.stores.sql import sqlalchemy_url
 
 
@@ -218,3 +228,32 @@ def test_the_wal_shrinks_back_to_its_limit_after_a_checkpoint(tmp_path: Path) ->
         assert wal.stat().st_size <= limit
     finally:
         store.close()
+
+
+_URL_TEXT = st.text(
+    alphabet=st.characters(codec="ascii", exclude_characters="/?#@:%"), min_size=1, max_size=12
+)
+
+
+@given(
+    scheme=st.sampled_from(["postgresql", "postgresql+psycopg", "myplugin"]),
+    user=_URL_TEXT,
+    password=st.text(min_size=1, max_size=12),
+    host=_URL_TEXT,
+    tail=st.sampled_from(["", "/keep", "/keep?sslmode=require", ":5432/db#x", "?a=b@c"]),
+)
+def test_a_shown_url_keeps_everything_but_the_password(
+    scheme: str, user: str, password: str, host: str, tail: str
+) -> None:
+    encoded = urllib.parse.quote(password, safe="")
+    url = f"{scheme}://{user}:{encoded}@{host}{tail}"
+    assert redacted_url(url) == f"{scheme}://{user}:***@{host}{tail}"
+    assert redacted_url(f"{scheme}://{user}@{host}{tail}") == f"{scheme}://{user}@{host}{tail}"
+    assert redacted_url(f"{scheme}://{host}{tail}") == f"{scheme}://{host}{tail}"
+
+
+@pytest.mark.parametrize(
+    "url", ["sqlite:///.keep/keep.db", "sqlite:////tmp/a:b@c/keep.db", "memory://", "no scheme"]
+)
+def test_urls_without_a_password_are_shown_as_written(url: str) -> None:
+    assert redacted_url(url) == url

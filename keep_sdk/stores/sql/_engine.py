@@ -11,6 +11,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from keep_sdk.errors import ConfigurationError
+from keep_sdk.stores._url import redacted_url
 from keep_sdk.stores.sql._fast import run_driver_sql
 
 __all__ = ["WRITE", "create_store_engine", "sqlalchemy_url"]
@@ -30,7 +31,9 @@ def sqlalchemy_url(url: str) -> URL:
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
-        raise ConfigurationError(f"store URL {url!r} is not a database URL: {exc}") from None
+        raise ConfigurationError(
+            f"store URL {redacted_url(url)!r} is not a database URL: {exc}"
+        ) from None
     backend = parsed.get_backend_name()
     if backend in ("postgresql", "postgres"):
         return parsed.set(drivername="postgresql+psycopg")
