@@ -48,6 +48,10 @@ def test_any_of_the_three_files_made_read_only_is_refused_by_name(
     ]
     assert len(named) == 1, refused.value
     assert named[0] in names
+    assert str(refused.value) == (
+        f"the store file {tmp_path / named[0]} was made read-only while keep was using it; "
+        "make it writable again (chmod u+w, chattr -i) and start keep again"
+    )
 
 
 def test_missing_wal_and_shared_memory_files_are_not_refused(tmp_path: Path) -> None:
@@ -66,10 +70,32 @@ def test_a_removed_or_replaced_database_is_refused(tmp_path: Path) -> None:
         with pytest.raises(StoreUnavailable) as removed:
             watched.check()
         assert removed.value.reason == "the database file was removed"
+        assert str(removed.value) == (
+            f"the store file {database} was removed while keep was using it; restore it "
+            "from a backup or start with a new store"
+        )
         database.write_bytes(b"another file")
         with pytest.raises(StoreUnavailable) as replaced:
             watched.check()
     assert replaced.value.reason == "the database file was replaced"
+    assert str(replaced.value) == (
+        f"the store file {database} was replaced by another file while keep was using it; "
+        "stop every keep process on it and start them again"
+    )
+
+
+def test_a_database_whose_folder_became_a_file_cannot_be_reached(tmp_path: Path) -> None:
+    folder = tmp_path / "state"
+    folder.mkdir()
+    watched = _watched(folder)
+    folder.rename(tmp_path / "moved")
+    folder.write_bytes(b"not a folder")
+    with pytest.raises(StoreUnavailable) as unreachable:
+        watched.check()
+    assert unreachable.value.reason == "Not a directory"
+    assert str(unreachable.value) == (
+        f"the store file {folder / 'keep.db'} cannot be reached: Not a directory"
+    )
 
 
 def test_nothing_is_checked_before_the_store_remembers_its_file(tmp_path: Path) -> None:

@@ -193,6 +193,17 @@ def test_the_busy_timeout_bounds_the_wait_to_open_a_database_another_program_loc
     assert 0.3 <= time.monotonic() - started < 4.5
 
 
+@pytest.mark.parametrize("limit", [0, 1, 4096])
+def test_any_journal_size_limit_of_zero_bytes_or_more_is_taken(tmp_path: Path, limit: int) -> None:
+    """0 truncates the WAL to nothing after each checkpoint (SQLite's own meaning)."""
+    store = SqlStore(f"sqlite:///{tmp_path}/keep.db?journal_size_limit={limit}")
+    try:
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_size_limit").scalar() == limit
+    finally:
+        store.close()
+
+
 def test_the_wal_shrinks_back_to_its_limit_after_a_checkpoint(tmp_path: Path) -> None:
     import datetime as dt
 
