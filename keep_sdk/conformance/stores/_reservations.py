@@ -103,6 +103,25 @@ class ReservationTests(StoreTestBase):
         assert store.list_events(wf)[0].status is EventStatus.PENDING
         assert store.list_events(other)[0].status is EventStatus.PENDING
 
+    @pytest.mark.parametrize("count", [1, 33, 120])
+    def test_any_number_of_events_is_looked_up_and_reserved_whole(
+        self, store: Store, count: int
+    ) -> None:
+        """However a store batches a list of ids (bound parameters, IN lists, pages), a
+        lookup finds every listed event in the order asked, and a reservation takes every
+        one of them and nothing else."""
+        wf = self.deploy(store)
+        wanted = [f"m{i:03d}" for i in range(count)]
+        self.publish(store, wf, *wanted, "left")
+        asked = [*reversed(wanted), "never-published"]
+        assert [e.message_id for e in store.events_by_ids(wf, "in", asked)] == asked[:-1]
+        run = self.prepared(store, wf, *wanted)
+        status = {e.message_id: (e.status, e.reserved_by) for e in store.list_events(wf)}
+        assert status == {
+            **dict.fromkeys(wanted, (EventStatus.RESERVED, run.id)),
+            "left": (EventStatus.PENDING, None),
+        }
+
     def test_a_paused_run_keeps_its_reservations(self, store: Store) -> None:
         wf = self.deploy(store)
         run = self.prepared(store, wf, "a")
