@@ -5,7 +5,8 @@ engine's listeners, and the same errors, on SQLite and on a real PostgreSQL."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,13 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy.exc import IntegrityError, StatementError
+from sqlalchemy.exc import IntegrityError, OperationalError, StatementError
 
 from keep_sdk.errors import NotFound
 from keep_sdk.stores import Publication, SqlStore
 from keep_sdk.stores.sql import _schema as t
 from keep_sdk.stores.sql import _statements as q
-from keep_sdk.stores.sql._fast import FastConnection, FastResult, StatementCache
+from keep_sdk.stores.sql._fast import FastConnection, FastResult, StatementCache, run_driver_sql
 
 ZONES = st.integers(min_value=-23 * 60 - 59, max_value=23 * 60 + 59).map(
     lambda minutes: dt.timezone(dt.timedelta(minutes=minutes))
@@ -457,3 +458,47 @@ def test_result_columns_a_row_cannot_name_go_through_sqlalchemy(
     result = fast.execute(statement)
     assert isinstance(result, sa.CursorResult)
     assert tuple(result.one()) == tuple(range(len(labels)))
+
+
+def test_begin_reaches_listeners_and_fails_as_exec_driver_sql_does(tmp_path: Path) -> None:
+    """``BEGIN IMMEDIATE`` (SQLite's write transactions) goes through `run_driver_sql`:
+    listeners get what ``exec_driver_sql`` gives them, and a lock held elsewhere fails it
+    with the same error."""
+    path = tmp_path / "keep.db"
+    store = SqlStore(f"sqlite:///{path}?busy_timeout=50")
+    calls: list[tuple[Any, ...]] = []
+    for name in ("before_cursor_execute", "after_cursor_execute"):
+        sa.event.listen(
+            store.engine,
+            name,
+            lambda c, cursor, sql, bound, _, many, name=name: calls.append(
+                (name, c, cursor, sql, bound, many)
+            ),
+        )
+    holder = sqlite3.connect(path, isolation_level=None)
+    try:
+        store.deploy("wf", "source", {}, handlers=[])
+        begins = [call for call in calls if call[3] == "BEGIN IMMEDIATE"]
+        assert [call[0] for call in begins] == ["before_cursor_execute", "after_cursor_execute"]
+        assert all(isinstance(call[1], sa.Connection) for call in begins)
+        assert begins[0][1] is begins[1][1]
+        assert begins[0][2] is begins[1][2]
+        assert isinstance(begins[0][2], sqlite3.Cursor)
+        assert [(call[4], call[5]) for call in begins] == [((), False), ((), False)]
+        holder.execute("BEGIN IMMEDIATE")
+        errors = []
+        runners: list[Callable[[sa.Connection], Any]] = [
+            lambda conn: run_driver_sql(conn, "BEGIN IMMEDIATE"),
+            lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"),
+        ]
+        for run in runners:
+            with store.engine.connect() as conn, pytest.raises(OperationalError) as caught:
+                run(conn)
+            errors.append(caught.value)
+        fast, slow = errors
+        assert (fast.statement, str(fast.orig)) == (slow.statement, str(slow.orig))
+        assert fast.statement == "BEGIN IMMEDIATE"
+        assert list(fast.params) == list(slow.params) == []
+    finally:
+        holder.close()
+        store.close()
