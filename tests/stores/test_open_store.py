@@ -73,12 +73,7 @@ def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path: Path) -> None:
 def test_every_sqlite_synchronous_mode_is_taken_in_any_case(
     tmp_path: Path, given: str, level: int
 ) -> None:
-    store = SqlStore(f"sqlite:///{tmp_path}/keep.db?synchronous={given}")
-    try:
-        with store.engine.connect() as conn:
-            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == level
-    finally:
-        store.close()
+    assert _pragma(f"sqlite:///{tmp_path}/keep.db?synchronous={given}", "synchronous") == level
 
 
 def test_postgresql_urls_use_psycopg_3() -> None:
@@ -196,10 +191,16 @@ def test_the_busy_timeout_bounds_the_wait_to_open_a_database_another_program_loc
 @pytest.mark.parametrize("limit", [0, 1, 4096])
 def test_any_journal_size_limit_of_zero_bytes_or_more_is_taken(tmp_path: Path, limit: int) -> None:
     """0 truncates the WAL to nothing after each checkpoint (SQLite's own meaning)."""
-    store = SqlStore(f"sqlite:///{tmp_path}/keep.db?journal_size_limit={limit}")
+    url = f"sqlite:///{tmp_path}/keep.db?journal_size_limit={limit}"
+    assert _pragma(url, "journal_size_limit") == limit
+
+
+def _pragma(url: str, name: str) -> object:
+    """The value of SQLite pragma `name` on a connection of the store opened at `url`."""
+    store = SqlStore(url)
     try:
         with store.engine.connect() as conn:
-            assert conn.exec_driver_sql("PRAGMA journal_size_limit").scalar() == limit
+            return conn.exec_driver_sql(f"PRAGMA {name}").scalar()
     finally:
         store.close()
 

@@ -316,15 +316,7 @@ def test_listeners_get_the_connection_and_the_cursor_that_runs_the_statement(
     for every statement of the transaction), the SQL text, its bound values and
     ``executemany=False``."""
     conn, fast = rolled_back
-    calls: list[tuple[Any, ...]] = []
-    for name in ("before_cursor_execute", "after_cursor_execute"):
-        sa.event.listen(
-            store.engine,
-            name,
-            lambda c, cursor, sql, bound, _, many, name=name: calls.append(
-                (name, c, cursor, sql, bound, many)
-            ),
-        )
+    calls = _cursor_calls(store.engine)
     fast.execute(q.RUN_BY_ID[0], {"key_id": "r1"})
     fast.execute(q.RUN_BY_ID[0], {"key_id": "r2"})
     assert [call[0] for call in calls] == ["before_cursor_execute", "after_cursor_execute"] * 2
@@ -335,6 +327,21 @@ def test_listeners_get_the_connection_and_the_cursor_that_runs_the_statement(
     assert all(call[3] == text for call in calls)
     assert [list(_values(call[4])) for call in calls] == [["r1"], ["r1"], ["r2"], ["r2"]]
     assert all(call[5] is False for call in calls)
+
+
+def _cursor_calls(engine: sa.Engine) -> list[tuple[Any, ...]]:
+    """Each ``before_cursor_execute`` and ``after_cursor_execute`` call from now on: (event,
+    connection, cursor, statement, parameters, executemany)."""
+    calls: list[tuple[Any, ...]] = []
+    for name in ("before_cursor_execute", "after_cursor_execute"):
+        sa.event.listen(
+            engine,
+            name,
+            lambda c, cursor, sql, bound, _, many, name=name: calls.append(
+                (name, c, cursor, sql, bound, many)
+            ),
+        )
+    return calls
 
 
 def _values(bound: Any) -> Any:
@@ -466,15 +473,7 @@ def test_begin_reaches_listeners_and_fails_as_exec_driver_sql_does(tmp_path: Pat
     with the same error."""
     path = tmp_path / "keep.db"
     store = SqlStore(f"sqlite:///{path}?busy_timeout=50")
-    calls: list[tuple[Any, ...]] = []
-    for name in ("before_cursor_execute", "after_cursor_execute"):
-        sa.event.listen(
-            store.engine,
-            name,
-            lambda c, cursor, sql, bound, _, many, name=name: calls.append(
-                (name, c, cursor, sql, bound, many)
-            ),
-        )
+    calls = _cursor_calls(store.engine)
     holder = sqlite3.connect(path, isolation_level=None)
     try:
         store.deploy("wf", "source", {}, handlers=[])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from keep_sdk.conformance.stores._base import StoreTestBase
@@ -26,24 +28,7 @@ class BacklogTests(StoreTestBase):
         self.publish(store, fresh, *(f"p{i}" for i in range(5)))
         baseline = store.peek_cost(fresh, "in", limit=10)
         wf = self.deploy(store)
-        now = clock()
-        store.bulk_load_events(
-            wf,
-            [
-                Event(
-                    id=f"evt_{wf}_{i}",
-                    workflow=wf,
-                    topic="in",
-                    message_id=f"old-{i}",
-                    title=f"Old event {i}",
-                    status=EventStatus.CONSUMED,
-                    reserved_by="run_old",
-                    created_at=now,
-                    updated_at=now,
-                )
-                for i in range(self.backlog_size)
-            ],
-        )
+        store.bulk_load_events(wf, _events(wf, clock(), self.backlog_size, consumed=True))
         self.publish(store, wf, *(f"p{i}" for i in range(5)))
         cost = store.peek_cost(wf, "in", limit=10)
         assert [e.message_id for e in store.pending_events(wf, "in", limit=10)] == [
@@ -64,22 +49,7 @@ class BacklogTests(StoreTestBase):
         assert isinstance(store, SupportsPeekCost)
         assert isinstance(store, SupportsBulkLoad)
         wf = self.deploy(store)
-        now = clock()
-        store.bulk_load_events(
-            wf,
-            [
-                Event(
-                    id=f"evt_{wf}_{i}",
-                    workflow=wf,
-                    topic="in",
-                    message_id=f"wide-{i}",
-                    title=f"Pending event {i}",
-                    created_at=now,
-                    updated_at=now,
-                )
-                for i in range(_WIDE)
-            ],
-        )
+        store.bulk_load_events(wf, _events(wf, clock(), _WIDE, consumed=False))
         wide = store.peek_cost(wf, "in", limit=_WIDE)
         narrow = store.peek_cost(wf, "in", limit=10)
         unmeasured = (
@@ -89,3 +59,22 @@ class BacklogTests(StoreTestBase):
         )
         assert baseline < wide, unmeasured
         assert 2 * narrow < wide, unmeasured
+
+
+def _events(workflow: str, now: dt.datetime, count: int, *, consumed: bool) -> list[Event]:
+    """`count` events of topic ``in``: consumed by an old run, or pending."""
+    status = EventStatus.CONSUMED if consumed else EventStatus.PENDING
+    return [
+        Event(
+            id=f"evt_{workflow}_{i}",
+            workflow=workflow,
+            topic="in",
+            message_id=f"{status.value}-{i}",
+            title=f"Event {i}",
+            status=status,
+            reserved_by="run_old" if consumed else None,
+            created_at=now,
+            updated_at=now,
+        )
+        for i in range(count)
+    ]
