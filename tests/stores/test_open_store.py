@@ -6,6 +6,7 @@ import sqlite3
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +86,12 @@ def test_postgresql_urls_use_psycopg_3() -> None:
     ("url", "message"),
     [
         ("sqlite://", "names no file"),
-        ("sqlite:///:memory:", "names no file"),
+        ("sqlite:///:memory:", r"names no file; use sqlite:///path/to/keep.db \(or memory://"),
+        (
+            "postgresql://keep:s3cret@db:port/keep",
+            r"'postgresql://keep:\*\*\*@db:port/keep' is not a",
+        ),
+        ("::nope::", "store URL '::nope::' is not a database URL: Could not parse"),
         ("mysql://u@h/db", "supports sqlite:// and postgresql://"),
         ("sqlite:///x.db?synchronous=sometimes", "not a SQLite mode"),
         ("sqlite:///x.db?journal_size_limit=-5", "not a number of bytes"),
@@ -269,3 +275,26 @@ def test_a_shown_url_keeps_everything_but_the_password(
 )
 def test_urls_without_a_password_are_shown_as_written(url: str) -> None:
     assert redacted_url(url) == url
+
+
+@given(
+    url=st.one_of(
+        st.text(max_size=40),
+        st.builds(
+            lambda scheme, rest: f"{scheme}://{rest}",
+            st.sampled_from(["sqlite", "postgresql", "postgres", "mysql", "sqlite+pysqlite"]),
+            st.text(max_size=40),
+        ),
+        st.builds(
+            lambda user, host, port, path: f"postgresql://{user}@{host}:{port}/{path}",
+            st.text(max_size=8),
+            st.text(max_size=8),
+            st.text(max_size=8),
+            st.text(max_size=8),
+        ),
+    )
+)
+def test_any_text_is_a_database_url_or_a_configuration_error(url: str) -> None:
+    """What a person typed after ``--store`` never ends in a traceback."""
+    with suppress(ConfigurationError):
+        sqlalchemy_url(url)

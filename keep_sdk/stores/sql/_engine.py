@@ -30,7 +30,7 @@ def sqlalchemy_url(url: str) -> URL:
     """The SQLAlchemy URL for a store URL: ``postgresql://`` uses the psycopg 3 driver."""
     try:
         parsed = make_url(url)
-    except ArgumentError as exc:
+    except (ArgumentError, ValueError) as exc:
         raise ConfigurationError(
             f"store URL {redacted_url(url)!r} is not a database URL: {exc}"
         ) from None
