@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from keep_sdk.conformance import ManualClock, StoreConformance
+from keep_sdk.errors import StoreUnavailable
 from keep_sdk.stores import SqlStore, Store
 
 
@@ -75,3 +76,66 @@ class TestPostgresStore(StoreConformance):
             assert listener.wait_for_inbox(0.1) is False
         finally:
             listener.close()
+
+    def test_a_lost_listen_connection_is_unavailable_and_the_next_wait_listens_again(
+        self, store_url: str, clock: ManualClock
+    ) -> None:
+        """The server ends the listening backend (a restart, an administrator): the wait
+        says so with the driver's reason and what to check, and the next one listens anew."""
+        listener = SqlStore(store_url, clock=clock)
+        try:
+            assert listener.wait_for_inbox(0.01) is False
+            with listener.engine.connect() as conn:
+                ended = (
+                    conn.exec_driver_sql(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = current_database() AND query = 'LISTEN keep_inbox'"
+                    )
+                    .scalars()
+                    .all()
+                )
+            assert ended == [True]
+            with pytest.raises(StoreUnavailable) as lost:
+                listener.wait_for_inbox(5)
+            reason = lost.value.reason
+            assert reason is not None
+            assert "server closed the connection" in reason or "terminating connection" in reason
+            assert str(lost.value) == (
+                f"{listener!r} lost its LISTEN connection: {reason}; "
+                "check that the database server is running and reachable"
+            )
+            assert lost.value.__cause__ is not None
+            assert listener.wait_for_inbox(0.01) is False
+        finally:
+            listener.close()
+
+    def test_a_refused_listen_connection_says_what_the_server_said(
+        self, store_url: str, clock: ManualClock
+    ) -> None:
+        """Opening the listening connection fails: the reason is the server's own words, not
+        SQLAlchemy's wrapping of them; the next wait, once the server accepts, listens."""
+        listener = SqlStore(store_url, clock=clock)
+        database = store_url.rpartition("/")[2]
+        try:
+            _allow_connections(store_url, allowed=False)
+            listener.engine.dispose()
+            try:
+                with pytest.raises(StoreUnavailable) as refused:
+                    listener.wait_for_inbox(0.01)
+            finally:
+                _allow_connections(store_url, allowed=True)
+            reason = str(refused.value.reason)
+            assert f'database "{database}" is not currently accepting connections' in reason
+            assert "sqlalche.me" not in str(refused.value)
+            assert listener.wait_for_inbox(0.01) is False
+        finally:
+            listener.close()
+
+
+def _allow_connections(store_url: str, *, allowed: bool) -> None:
+    """``ALTER DATABASE … ALLOW_CONNECTIONS``, from the server's ``postgres`` database."""
+    import psycopg
+
+    base, _, database = store_url.rpartition("/")
+    with psycopg.connect(f"{base}/postgres", autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS {str(allowed).lower()}')

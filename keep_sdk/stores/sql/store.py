@@ -269,8 +269,7 @@ class SqlStore(TransactionalStore):
                 woken = True
         except Exception as exc:
             self._drop_listener()
-            driver_error = exc.orig if isinstance(exc, DBAPIError) else exc
-            reason = " ".join(str(driver_error).split())
+            reason = " ".join(str(exc).split())
             raise StoreUnavailable(
                 f"{self!r} lost its LISTEN connection: {reason}; {_advice(reason)}",
                 reason=reason,
