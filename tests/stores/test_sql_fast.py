@@ -501,3 +501,72 @@ def test_begin_reaches_listeners_and_fails_as_exec_driver_sql_does(tmp_path: Pat
     finally:
         holder.close()
         store.close()
+
+
+_PROBE = sa.Table(
+    "fast_path_probe",
+    sa.MetaData(),
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("v", sa.String(10), default=lambda: "made", onupdate=lambda: "changed"),
+    sa.Column("w", sa.String(10)),
+)
+_ID = _PROBE.c.id
+
+_NEEDS_SQLALCHEMY: dict[str, tuple[Any, dict[str, Any]]] = {
+    "a Python-side default on insert": (sa.insert(_PROBE), {"id": 2}),
+    "a Python-side default on update": (
+        sa.update(_PROBE).where(sa.bindparam("key") == _ID).values(w="x"),
+        {"key": 1},
+    ),
+    "a literal-execute parameter": (
+        sa.select(_PROBE).where(sa.bindparam("key", literal_execute=True, type_=sa.Integer) == _ID),
+        {"key": 1},
+    ),
+    "an expanding parameter": (
+        sa.select(_PROBE).where(_ID.in_(sa.bindparam("keys", expanding=True))),
+        {"keys": [1]},
+    ),
+    "a callable parameter": (
+        sa.select(_PROBE).where(sa.bindparam("key", callable_=lambda: 1) == _ID),
+        {},
+    ),
+    "a parameter named with a quote and a space": (
+        sa.select(_PROBE).where(sa.bindparam("the 'key'") == _ID),
+        {"the 'key'": 1},
+    ),
+    "a value given that the statement does not bind": (
+        sa.select(_PROBE).where(sa.bindparam("key") == _ID),
+        {"key": 1, "other": 2},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NEEDS_SQLALCHEMY))
+def test_every_statement_the_fast_path_cannot_run_as_sqlalchemy_would_goes_through_it(
+    rolled_back: tuple[sa.Connection, FastConnection], case: str
+) -> None:
+    conn, fast = rolled_back
+    _PROBE.create(conn)
+    conn.execute(sa.insert(_PROBE), {"id": 1})
+    statement, params = _NEEDS_SQLALCHEMY[case]
+    result = fast.execute(statement, params)
+    assert isinstance(result, sa.CursorResult), case
+    if result.returns_rows:
+        assert [tuple(row) for row in result] == [(1, "made", None)]
+    table = [tuple(row) for row in conn.execute(sa.select(_PROBE).order_by(_ID))]
+    assert table == _LEFT.get(case, [(1, "made", None)])
+
+
+_LEFT = {
+    "a Python-side default on insert": [(1, "made", None), (2, "made", None)],
+    "a Python-side default on update": [(1, "changed", "x")],
+}
+
+
+def test_a_required_value_left_out_is_refused_as_sqlalchemy_refuses_it(
+    rolled_back: tuple[sa.Connection, FastConnection],
+) -> None:
+    _, fast = rolled_back
+    statement = sa.select(_PROBE).where(sa.bindparam("key", required=True) == _ID)
+    with pytest.raises(StatementError, match="A value is required for bind parameter 'key'"):
+        fast.execute(statement, {})
