@@ -118,8 +118,19 @@ def test_a_database_is_refused_exactly_when_it_lost_an_intent(
         kept,
         sum(kind in ("run", "intent only") for kind in steps),
     )
-    assert str(lost) in str(refused.value)
-    assert "keep accept-rollback" in str(refused.value)
+    assert refused.value.database == str(lost)
+    store_url = _url(lost)
+    assert str(refused.value) == (
+        f"the store {store_url} went back in time: {lost} holds mutation intents "
+        f"up to #{kept}, but #{refused.value.mark} was committed to it (recorded in "
+        f"{lost}-mark). Committed runs were lost, for example because the keep.db-wal file "
+        "was deleted after a crash or an older copy of the database was put in its place; "
+        "running on would repeat mutations that were already made, so nothing was run. Put "
+        "the missing file back if you still have it (stop every keep process first, then "
+        f"restore {lost}-wal beside the database). If you restored this database on purpose, "
+        f"accept it as it is with `keep accept-rollback --store {store_url}`: the lost runs' "
+        "events will run again."
+    )
     accepted = accept_rollback(_url(lost))
     assert (accepted.mark_before, accepted.mark_after) == (refused.value.mark, kept)
     again = _open(lost)
