@@ -297,3 +297,32 @@ def test_a_version_2_database_gains_run_traces_and_keeps_its_runs(
         assert store.get_run(paused.id).trace == [traced] == again.trace
     finally:
         store.close()
+
+
+def test_rows_examined_counts_every_node_of_a_postgresql_plan() -> None:
+    """`peek_cost` on PostgreSQL: rows each plan node produced (times its loops) plus the
+    rows its filter and index recheck threw away, over the whole tree."""
+    from keep_sdk.stores.sql.store import _rows_examined
+
+    plan = {
+        "Node Type": "Limit",
+        "Actual Rows": 3,
+        "Plans": [
+            {
+                "Node Type": "Nested Loop",
+                "Actual Rows": 2,
+                "Actual Loops": 4,
+                "Rows Removed by Filter": 5,
+                "Plans": [
+                    {
+                        "Node Type": "Bitmap Heap Scan",
+                        "Actual Rows": 7,
+                        "Rows Removed by Index Recheck": 11,
+                    },
+                    {"Node Type": "Index Scan", "Actual Rows": 1, "Actual Loops": 13},
+                ],
+            }
+        ],
+    }
+    assert _rows_examined(plan) == 3 + (2 * 4 + 5) + (7 + 11) + 1 * 13
+    assert _rows_examined({"Node Type": "Result"}) == 0
