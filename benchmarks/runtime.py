@@ -40,11 +40,11 @@ it prints:
    ratio of medians; the 1-minute load average before and after;
 6. where one run's wall time goes, by layer (the scheduler, the sandbox's three phases,
    the store's commit points, the connector call, the rest), and the floor of the design
-   measured in the same run: three QuickJS contexts evaluating the workflow, bare and
-   hardened as the sandbox must (limits, the prelude booted: frozen intrinsics and
-   ``globalThis``, the module from cached bytecode), and one one-row fsync commit in
-   plain sqlite3 per commit point the store took per run; printed after DBOS (with what
-   the floor would be against DBOS) or alone with ``--only floor``;
+   measured in the same run: three QuickJS phases evaluating the workflow, in bare
+   contexts and in a kept realm as the sandbox runs them (limits, every reachable object
+   frozen once, a new phase's state, the module from cached bytecode), and one one-row
+   fsync commit in plain sqlite3 per commit point the store took per run; printed after
+   DBOS (with what the floor would be against DBOS) or alone with ``--only floor``;
 7. many workflows at once (``--only aggregate --workflows 16``): keep_sdk with
    --workflows workflows deployed and each round's --events jobs spread over them,
    drained by one in-process scheduler with the concurrency it has; DBOS running as many
@@ -56,6 +56,9 @@ it prints:
    workers and the database share those cores) and the workers' CPU seconds per
    run (target: 2 workers within 1.2x of one: they divide the work, they do not
    contend for it).
+
+``--no-realms`` runs every in-process phase in a context of its own instead of the
+workflow version's kept realm (docs/sandbox.md, "Realms"): the comparison for them.
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ from keep_sdk.runtime import Runtime
 from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
 from keep_sdk.sandbox.bytecode import ModuleLoader, PreludeLoader
 from keep_sdk.sandbox.engine import prelude_source
+from keep_sdk.sandbox.realm import realm_policy
 from keep_sdk.sandbox.setup import config_text, setup_for
 from keep_sdk.sandbox.stack import safe_stack_bytes
 from keep_sdk.scheduler import Scheduler
@@ -358,43 +362,48 @@ def breakdown(tmp: Path, events: int) -> tuple[float, dict[str, float], float]:
 
 def hardened_phase_ms(rounds: int) -> float:
     """One phase's context as keep's sandbox prepares it, in ms (median of `rounds`): a
-    fresh context with the policy's memory and stack limits, the prelude loaded and
-    booted (``boot`` freezes the intrinsics and ``globalThis`` and installs ``Keep``), and
-    the bench workflow's module evaluated from its cached bytecode. No handler runs and
-    no host call is made: what the engine's own loop adds is the glue, not the floor."""
+    kept realm (built once, untimed: a context with the policy's memory and stack limits,
+    the decoy module, the prelude booted and every reachable object frozen) moved on to a
+    new phase (``next``: the global object checked, fresh prelude state) and the bench
+    workflow's module evaluated in it from its cached bytecode. No handler runs and no host
+    call is made: what the engine's own loop adds is the glue, not the floor."""
     source = SCRIPT.replace("NAME", "bench")
     policy = HostPolicy()
     limits = policy.sandbox
     setup = setup_for(source, builtin_manifest(), policy, HandlerPhase.PREPARE)
-    config = config_text(setup.config_head, log_budget=limits.max_log_bytes, determinism=None)
+    config = config_text(
+        setup.config_head, log_budget=limits.max_log_bytes, determinism=None, reusable=True
+    )
     stack = safe_stack_bytes(limits.stack_bytes)
     prelude, modules = PreludeLoader(prelude_source()), ModuleLoader()
 
     def enter(function: object, *args: object) -> object:
         return function(*args)  # type: ignore[operator]
 
+    context = quickjs.Context()
+    context.set_memory_limit(limits.memory_bytes)
+    context.set_max_stack_size(stack)
+    context.module("export {};")
+    while context.execute_pending_job():
+        pass
+    dispatch = prelude.load(context, enter)(config)
     phases: list[float] = []
     for _ in range(rounds + 1):
         started = time.perf_counter()
-        context = quickjs.Context()
-        context.set_memory_limit(limits.memory_bytes)
-        context.set_max_stack_size(stack)
-        boot = prelude.load(context, enter)
-        boot(config)
+        dispatch("next", config)
         modules.load(
             context, setup.marked.text, enter, memory_bytes=limits.memory_bytes, stack_bytes=stack
         )
         while context.execute_pending_job():
             pass
         phases.append(time.perf_counter() - started)
-        del context
     return statistics.median(phases[1:]) * 1e3
 
 
 def floor_ms(tmp: Path, rounds: int = 200) -> tuple[float, float, float]:
     """The costs a run cannot avoid, in ms: one fresh QuickJS context evaluating the
-    bench workflow (bare: no prelude, no limits), the same context hardened as keep's
-    sandbox must harden it (`hardened_phase_ms`), and one one-row commit in plain
+    bench workflow (bare: no prelude, no limits), a phase in a kept realm as keep's
+    sandbox runs it (`hardened_phase_ms`), and one one-row commit in plain
     sqlite3 (WAL, synchronous=FULL: one fsync), medians of `rounds`."""
     source = SCRIPT.replace("NAME", "bench").replace("Keep.workflow", "(d => d)")
     phases: list[float] = []
@@ -422,9 +431,9 @@ def floor_ms(tmp: Path, rounds: int = 200) -> tuple[float, float, float]:
 
 
 def print_floor(tmp: Path, events: int, dbos_rate: float | None = None) -> None:
-    """The breakdown of a run, and the floor of this design: three fresh contexts (bare,
-    and hardened as the sandbox must) and one fsync per commit point the store took,
-    one run at a time per workflow."""
+    """The breakdown of a run, and the floor of this design: three phases (in bare contexts,
+    and in a kept realm as the sandbox runs them) and one fsync per commit point the store
+    took, one run at a time per workflow."""
     rate, spent, commits = breakdown(tmp, events)
     points = round(commits)
     phase, hardened, commit = floor_ms(tmp)
@@ -774,9 +783,16 @@ def main() -> None:
     parser.add_argument(
         "--pooled", action="store_true", help="DBOS side by side: also keep's pooled worker"
     )
+    parser.add_argument(
+        "--no-realms",
+        action="store_true",
+        help="every phase in a context of its own (in process only): the comparison for realms",
+    )
     parser.add_argument("--history", type=int, default=100_000, help="runs of history")
     parser.add_argument("--idle", type=int, default=99, help="idle workflows beside the bench")
     args = parser.parse_args()
+    if args.no_realms:
+        realm_policy.after = None
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
         if args.only in (None, "sqlite"):

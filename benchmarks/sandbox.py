@@ -17,6 +17,7 @@ Prints, measured in the same run:
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -31,6 +32,7 @@ from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
 from keep_sdk.contract.manifest import ConnectorManifest, Manifest, OperationManifest
 from keep_sdk.model import HandlerPhase, HostPolicy, OperationKind, SandboxLimits
 from keep_sdk.sandbox import PhaseRequest, ProcessIsolation, run_phase
+from keep_sdk.sandbox.realm import realm_key, realm_policy, realms
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from benchmarks.runtime import SCRIPT as CONSUMER_SCRIPT
@@ -151,18 +153,18 @@ def _consumer_requests() -> list[PhaseRequest]:
             state=None,
             has_state=False,
             subscribed_topics=("job.queued",),
-            **sited(HandlerPhase.PREPARE),  # type: ignore[arg-type]
+            **sited(HandlerPhase.PREPARE),
         ),
         PhaseRequest(
             phase=HandlerPhase.MUTATE,
             prepared=prepared,
-            **sited(HandlerPhase.MUTATE),  # type: ignore[arg-type]
+            **sited(HandlerPhase.MUTATE),
         ),
         PhaseRequest(
             phase=HandlerPhase.NEXT,
             prepared=prepared,
             mutation_result={"ok": True},
-            **sited(HandlerPhase.NEXT),  # type: ignore[arg-type]
+            **sited(HandlerPhase.NEXT),
         ),
     ]
 
@@ -191,7 +193,7 @@ def _request(calls: int) -> PhaseRequest:
         phase=HandlerPhase.PRODUCER,
         state={"seen": 1},
         manifest=MANIFEST,
-        **fields,  # type: ignore[arg-type]
+        **fields,
     )
 
 
@@ -220,6 +222,35 @@ def _rounds(
     return samples
 
 
+def _without_realms(action: Callable[[], object]) -> Callable[[], object]:
+    """`action` with every phase in a fresh context (realms off while it runs)."""
+
+    def run() -> object:
+        kept = realm_policy.after
+        realm_policy.after = None
+        try:
+            return action()
+        finally:
+            realm_policy.after = kept
+
+    return run
+
+
+def _build_realm(request: PhaseRequest, host: EchoHost, number: int) -> None:
+    """One phase that builds a realm (the lockdown and compiling the module included), for
+    a source of its own, so the realms being measured elsewhere are left alone."""
+    unique = request.model_copy(update={"source": f"{request.source}\n// {number}"})
+    kept = realm_policy.after
+    realm_policy.after = 0
+    try:
+        run_phase(unique, host)
+    finally:
+        realm_policy.after = kept
+    built = realms.take(realm_key(unique))
+    if built is not None:
+        built.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -229,6 +260,7 @@ def main() -> None:
     empty, busy = _request(0), _request(200)
     bare_source = empty.source.replace("Keep.workflow", "(d => d)")
     run_phase(empty, host)
+    builds = itertools.count()
     consumer, peek_host = _consumer_requests(), PeekHost()
     _consumer_run(consumer, peek_host)
 
@@ -238,8 +270,17 @@ def main() -> None:
             {
                 "bare": (lambda: _bare(bare_source), inner),
                 "phase": (lambda: run_phase(empty, host), inner),
+                "phase_fresh": (_without_realms(lambda: run_phase(empty, host)), inner),
+                "realm_build": (
+                    lambda: _build_realm(empty, host, next(builds)),
+                    max(inner // 10, 2),
+                ),
                 "calls": (lambda: run_phase(busy, host), max(inner // 10, 2)),
                 "consumer": (lambda: _consumer_run(consumer, peek_host), max(inner // 4, 2)),
+                "consumer_fresh": (
+                    _without_realms(lambda: _consumer_run(consumer, peek_host)),
+                    max(inner // 4, 2),
+                ),
                 "pooled": (lambda: pool.run(empty, host), max(inner // 4, 2)),
                 "pooled_calls": (lambda: pool.run(busy, host), 2),
             },
@@ -271,6 +312,13 @@ def main() -> None:
         ("bare Context() + module + jobs (baseline)", bare, middle["bare"], ""),
         ("in-process phase (run_phase)", phase, middle["phase"], f"overhead {overhead:.0f} us"),
         (
+            "in-process phase, fresh context (no realm)",
+            best["phase_fresh"],
+            middle["phase_fresh"],
+            f"realm / fresh {phase / best['phase_fresh']:.2f}",
+        ),
+        ("a phase that builds its realm", best["realm_build"], middle["realm_build"], ""),
+        (
             "in-process host call round trip",
             round_trip,
             (middle["calls"] - middle["phase"]) / 200,
@@ -281,6 +329,12 @@ def main() -> None:
             best["consumer"],
             middle["consumer"],
             f"{best['consumer'] / 3:.0f} us per phase",
+        ),
+        (
+            "consumer run, fresh contexts (no realm)",
+            best["consumer_fresh"],
+            middle["consumer_fresh"],
+            f"realm / fresh {best['consumer'] / best['consumer_fresh']:.2f}",
         ),
         ("pooled worker phase (ProcessIsolation)", best["pooled"], middle["pooled"], ""),
         (

@@ -23,8 +23,9 @@ from pydantic import JsonValue
 from keep_sdk.contract import codec
 from keep_sdk.contract.admission import PUBLISH_RESERVE
 from keep_sdk.contract.codec import BoundaryError
+from keep_sdk.contract.manifest import Manifest
 from keep_sdk.errors import KeepError
-from keep_sdk.model import HandlerPhase
+from keep_sdk.model import HandlerPhase, HostPolicy
 from keep_sdk.sandbox._arguments import connector_arguments, topic_arguments
 from keep_sdk.sandbox._failures import (
     PRELUDE_PAD,
@@ -53,6 +54,7 @@ from keep_sdk.sandbox.outcome import (
     PhaseResult,
     Trace,
 )
+from keep_sdk.sandbox.realm import Realm, RealmKey, realm_key, realms
 from keep_sdk.sandbox.returns import Marked
 from keep_sdk.sandbox.setup import build_setup, config_text, setup_for
 from keep_sdk.sandbox.stack import safe_stack_bytes
@@ -97,6 +99,17 @@ def _module_loader() -> ModuleLoader:
     return ModuleLoader()
 
 
+@lru_cache(maxsize=1)
+def _fresh_boot_bytes() -> int:
+    """Bytes a fresh context holds once the prelude has booted in it (our own code, which
+    ends on its own, so no deadline is needed)."""
+    context = quickjs.Context()
+    boot = _prelude_loader().load(context, lambda function, *args: function(*args))
+    setup = build_setup("", Manifest(connectors=[]), HostPolicy(), HandlerPhase.PRODUCER)
+    boot(config_text(setup.config_head, log_budget=0, determinism=None))
+    return int(context.memory()["malloc_size"])
+
+
 class _Site:
     """Where in the script a ctx call was made, parsed from its stack only when asked."""
 
@@ -118,6 +131,12 @@ class _Site:
     @property
     def column(self) -> int | None:
         return self._location()[1]
+
+
+class _Dirty(Exception):
+    """The realm cannot run this phase (an earlier phase changed the global object, or
+    this phase's module left no way to hand it over); it is closed and the phase runs
+    from the start in a fresh context. Nothing has left the sandbox when it is raised."""
 
 
 class _Finished(Exception):
@@ -197,28 +216,33 @@ class PhaseRun:
         self._can_mutate = self._setup.can_mutate
         self._guard: InterruptGuard | None = None
         self._dispatch: Any = None
+        self._realm: Realm | None = None
+        self._clean = True
 
     def run(self) -> PhaseResult:
         """Run the phase to its outcome. Never raises."""
         started = time.monotonic()
         self._thread_started = time.thread_time()
         self._wall_at = started + self._limits.wall_time_s
-        context: Any = None
+        key = realm_key(self._request)
+        realm = realms.take(key)
+        reusable = realm is None and realms.wanted(key)
         try:
-            context = quickjs.Context()
-            self._guard = InterruptGuard(context)
-            outcome = self._drive(context)
+            try:
+                outcome = self._in_context(key, realm, reusable)
+            except _Dirty:
+                self._js_used = 0.0
+                outcome = self._in_context(key, None, False)
         except _Finished as finished:
             outcome = finished.outcome
         except KeepError as exc:
+            self._clean = False
             outcome = InternalFailure(message=str(exc))
         except Exception as exc:
+            self._clean = False
             outcome = InternalFailure(message=f"sandbox failure: {type(exc).__name__}: {exc}")
         finally:
-            if self._guard is not None:
-                self._guard.close()
-            self._dispatch = None
-            del context
+            self._release()
         performed = self._mutation is not None and outcome is self._mutation
         outcome = _explain_shadowed_keep(self._as_written(outcome), self._request.source)
         if self._mutation is not None:
@@ -246,6 +270,80 @@ class PhaseRun:
         )
         return PhaseResult(outcome=outcome, trace=trace, isolation="in_process")
 
+    def _in_context(self, key: RealmKey, realm: Realm | None, reusable: bool) -> Outcome:
+        """The phase run in `realm`, or in a fresh context (built as a realm when
+        `reusable`)."""
+        if realm is None:
+            context: Any = quickjs.Context()
+            self._guard = InterruptGuard(context)
+            if reusable:
+                realm = Realm(key=key, context=context, guard=self._guard, dispatch=None)
+        else:
+            context = realm.context
+            self._guard = realm.guard
+        self._realm = realm
+        return self._drive(context)
+
+    def _drop_realm(self) -> NoReturn:
+        assert self._realm is not None
+        self._realm.close()
+        self._realm = None
+        self._dispatch = None
+        raise _Dirty
+
+    def _release(self) -> None:
+        """Give a realm that ran cleanly and is pristine back to the pool; close every
+        other context."""
+        realm, self._realm = self._realm, None
+        if realm is None:
+            if self._guard is not None:
+                self._guard.close()
+        elif self._clean and realm.dispatch is not None and self._pristine(realm):
+            realms.give(realm)
+        else:
+            realm.close()
+        self._dispatch = None
+
+    def _pristine(self, realm: Realm) -> bool:
+        """Whether the phase left the realm's global object as the realm had it; a realm
+        it changed is not built again for this workflow version. The check runs only the
+        prelude's own functions: nothing of the script can run in it."""
+        try:
+            clean = str(self._enter(realm.dispatch, "check")) == "clean"
+        except _Finished:
+            return False
+        if not clean:
+            realms.spoil(realm.key)
+        return clean
+
+    def _open(self, context: Any, config: str, stack_bytes: int) -> Any:
+        """The prelude's ``dispatch`` for this phase: a kept realm's, moved on to a new
+        phase, or a new context's, booted (after the decoy module when it is a realm)."""
+        realm = self._realm
+        if realm is not None and realm.dispatch is not None:
+            if self._enter(realm.dispatch, "next", config) != "":
+                self._drop_realm()
+            self._match_fresh_memory(realm)
+            return realm.dispatch
+        context.set_memory_limit(self._limits.memory_bytes)
+        context.set_max_stack_size(stack_bytes)
+        if realm is not None:
+            self._enter(context.module, "export {};")
+            while self._enter(context.execute_pending_job):
+                pass
+        boot = _prelude_loader().load(context, self._enter)
+        dispatch = self._enter(boot, config)
+        if realm is not None:
+            realm.dispatch = dispatch
+            self._match_fresh_memory(realm)
+        return dispatch
+
+    def _match_fresh_memory(self, realm: Realm) -> None:
+        """Give the script in `realm` the memory it would have in a fresh context: the
+        limit is raised by what the realm holds beyond a freshly booted context."""
+        extra = max(0, realm.used() - _fresh_boot_bytes())
+        realm.context.set_memory_limit(self._limits.memory_bytes + extra)
+
     def _as_written(self, outcome: Outcome) -> Outcome:
         """`outcome` with its column in the script as written (returns are marked)."""
         line, column = getattr(outcome, "line", None), getattr(outcome, "column", None)
@@ -272,6 +370,7 @@ class PhaseRun:
         try:
             return function(*args)
         except Exception as exc:
+            self._clean = False
             _finish(self._entry_failure(exc))
         finally:
             self._js_used += time.monotonic() - started
@@ -322,13 +421,13 @@ class PhaseRun:
                 )
         arguments = "[" + ",".join(texts) + "]"
         stack_bytes = safe_stack_bytes(self._limits.stack_bytes)
-        context.set_memory_limit(self._limits.memory_bytes)
-        context.set_max_stack_size(stack_bytes)
-        boot = _prelude_loader().load(context, self._enter)
         config = config_text(
-            setup.config_head, log_budget=self._log_budget, determinism=request.determinism
+            setup.config_head,
+            log_budget=self._log_budget,
+            determinism=request.determinism,
+            reusable=self._realm is not None,
         )
-        self._dispatch = self._enter(boot, config)
+        self._dispatch = self._open(context, config, stack_bytes)
         self._marked = setup.marked
         module = _module_loader().load(
             context,
@@ -337,6 +436,8 @@ class PhaseRun:
             memory_bytes=self._limits.memory_bytes,
             stack_bytes=stack_bytes,
         )
+        if module is None and self._realm is not None:
+            self._drop_realm()
         status = self._enter(
             self._dispatch, "run", module, request.handler, request.phase.value, arguments
         )

@@ -53,7 +53,7 @@ class InterruptGuard:
     replaces the handler with one that interrupts everything.
     """
 
-    __slots__ = ("_at", "_callback", "_reason", "_runtime", "fired")
+    __slots__ = ("_at", "_callback", "_reason", "fired", "runtime")
 
     def __init__(self, context: Any) -> None:
         runtime = ctypes.c_void_p.from_address(id(context) + _RUNTIME_OFFSET).value
@@ -62,7 +62,8 @@ class InterruptGuard:
                 "the QuickJS binding's memory layout is not the one the sandbox was built "
                 "for; pin quickjs-ng==0.17.0.2 on a CPython build with the GIL"
             )
-        self._runtime: int = runtime
+        self.runtime: int = runtime
+        """The engine runtime's address."""
         self._at = 0.0
         self._reason = WALL_TIME
         self.fired: str | None = None
@@ -84,4 +85,4 @@ class InterruptGuard:
     def close(self) -> None:
         """From now on interrupt everything; safe to call twice."""
         self._at = 0.0
-        _LIBRARY.JS_SetInterruptHandler(self._runtime, _ALWAYS_INTERRUPT, None)
+        _LIBRARY.JS_SetInterruptHandler(self.runtime, _ALWAYS_INTERRUPT, None)

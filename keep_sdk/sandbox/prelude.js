@@ -31,6 +31,15 @@
   const getPrototypeOf = ObjectC.getPrototypeOf;
   const create = ObjectC.create;
   const hasOwn = ObjectC.hasOwn;
+  const is = ObjectC.is;
+  const isExtensible = ObjectC.isExtensible;
+  const getOwnPropertySymbols = ObjectC.getOwnPropertySymbols;
+  const getOwnPropertyDescriptors = ObjectC.getOwnPropertyDescriptors;
+  const ownKeys = Reflect.ownKeys;
+  const SymbolC = Symbol;
+  const MapC = Map;
+  const SetC = Set;
+  const IteratorC = Iterator;
   const apply = Reflect.apply;
   const construct = Reflect.construct;
   const stringify = JSON.stringify;
@@ -130,348 +139,391 @@
   }
 
   return function boot(configText) {
-    const config = parse(configText);
-    const pending = create(null);
-    let outbox = "";
-    let nextId = 1;
-    let calls = 0;
-    let tooManyCalls;
-    let terminal = false;
-    let settled = false;
-    let logBytes = 0;
-    let lastReturn;
-    const returnedAt = new WeakMapC();
-    let logClosed = false;
+    const firstConfig = parse(configText);
+    const reusable = firstConfig.reusable === true;
     const stubs = new WeakMapC();
-    let defined = false;
-    let definition;
+    let current;
 
-    function emit(line) {
-      outbox = outbox + (apply(isWellFormed, line, []) ? line : apply(toWellFormed, line, [])) + "\n";
-    }
+    // One phase's state and functions; `next` replaces `current` with a fresh one.
+    function openPhase(config) {
+      const pending = create(null);
+      let outbox = "";
+      let nextId = 1;
+      let calls = 0;
+      let tooManyCalls;
+      let terminal = false;
+      let settled = false;
+      let logBytes = 0;
+      let lastReturn;
+      const returnedAt = new WeakMapC();
+      let logClosed = false;
+      let defined = false;
+      let definition;
 
-    function flag(limit, detail, site) {
-      emit('["!",' + stringify(limit) + "," + stringify(detail) + "," + stringify(site === undefined ? "" : site) + "]");
-    }
-
-    function stackOf(error) {
-      let stack;
-      try {
-        stack = apply(errorStackGetter, error, []);
-      } catch (ignored) {
-        stack = undefined;
+      function emit(line) {
+        outbox = outbox + (apply(isWellFormed, line, []) ? line : apply(toWellFormed, line, [])) + "\n";
       }
-      if (typeof stack !== "string") {
+
+      function flag(limit, detail, site) {
+        emit('["!",' + stringify(limit) + "," + stringify(detail) + "," + stringify(site === undefined ? "" : site) + "]");
+      }
+
+      function stackOf(error) {
+        let stack;
         try {
-          stack = error.stack;
+          stack = apply(errorStackGetter, error, []);
         } catch (ignored) {
           stack = undefined;
         }
-      }
-      return typeof stack === "string" ? stack : "";
-    }
-
-    function describe(thrown) {
-      const kind = typeof thrown;
-      let name = "Error";
-      let message = "";
-      let stack = "";
-      let value = "error";
-      if (thrown !== null && (kind === "object" || kind === "function")) {
-        let readName;
-        let readMessage;
-        try {
-          readName = thrown.name;
-        } catch (ignored) {
-          readName = undefined;
+        if (typeof stack !== "string") {
+          try {
+            stack = error.stack;
+          } catch (ignored) {
+            stack = undefined;
+          }
         }
-        try {
-          readMessage = thrown.message;
-        } catch (ignored) {
-          readMessage = undefined;
+        return typeof stack === "string" ? stack : "";
+      }
+
+      function describe(thrown) {
+        const kind = typeof thrown;
+        let name = "Error";
+        let message = "";
+        let stack = "";
+        let value = "error";
+        if (thrown !== null && (kind === "object" || kind === "function")) {
+          let readName;
+          let readMessage;
+          try {
+            readName = thrown.name;
+          } catch (ignored) {
+            readName = undefined;
+          }
+          try {
+            readMessage = thrown.message;
+          } catch (ignored) {
+            readMessage = undefined;
+          }
+          if (typeof readName === "string") name = readName;
+          if (typeof readMessage === "string") message = readMessage;
+          else value = "object";
+          stack = stackOf(thrown);
+        } else if (thrown === null) {
+          value = "null";
+        } else if (kind === "string") {
+          value = "string";
+          message = thrown;
+        } else if (kind === "symbol") {
+          value = "symbol";
+        } else {
+          value = kind;
+          message = StringC(thrown);
         }
-        if (typeof readName === "string") name = readName;
-        if (typeof readMessage === "string") message = readMessage;
-        else value = "object";
-        stack = stackOf(thrown);
-      } else if (thrown === null) {
-        value = "null";
-      } else if (kind === "string") {
-        value = "string";
-        message = thrown;
-      } else if (kind === "symbol") {
-        value = "symbol";
-      } else {
-        value = kind;
-        message = StringC(thrown);
+        return (
+          '{"name":' +
+          stringify(cut(name, 200)) +
+          ',"message":' +
+          stringify(cut(message, 2000)) +
+          ',"stack":' +
+          stringify(cut(stack, 4000)) +
+          ',"value":' +
+          stringify(value) +
+          "}"
+        );
       }
-      return (
-        '{"name":' +
-        stringify(cut(name, 200)) +
-        ',"message":' +
-        stringify(cut(message, 2000)) +
-        ',"stack":' +
-        stringify(cut(stack, 4000)) +
-        ',"value":' +
-        stringify(value) +
-        "}"
-      );
-    }
 
-    function isObject(value) {
-      return value !== null && (typeof value === "object" || typeof value === "function");
-    }
-
-    function markReturn(line, column, value) {
-      lastReturn = [line, column];
-      if (isObject(value)) apply(weakSet, returnedAt, [value, lastReturn]);
-      return value;
-    }
-
-    function finishValue(value) {
-      if (settled) return;
-      settled = true;
-      let at = lastReturn;
-      if (isObject(value)) {
-        const found = apply(weakGet, returnedAt, [value]);
-        if (found !== undefined) at = found;
+      function isObject(value) {
+        return value !== null && (typeof value === "object" || typeof value === "function");
       }
-      if (value !== undefined && at !== undefined) emit('["ret",' + stringify(at[0]) + "," + stringify(at[1]) + "]");
-      let text;
-      try {
-        text = value === undefined ? undefined : stringify(value);
-        if (value !== undefined && text === undefined) {
-          emit('["fail",' + describe(new TypeErrorC("the handler returned a value that is not JSON (" + typeof value + ")")) + "]");
+
+      function markReturn(line, column, value) {
+        lastReturn = [line, column];
+        if (isObject(value)) apply(weakSet, returnedAt, [value, lastReturn]);
+        return value;
+      }
+
+      function finishValue(value) {
+        if (settled) return;
+        settled = true;
+        let at = lastReturn;
+        if (isObject(value)) {
+          const found = apply(weakGet, returnedAt, [value]);
+          if (found !== undefined) at = found;
+        }
+        if (value !== undefined && at !== undefined) emit('["ret",' + stringify(at[0]) + "," + stringify(at[1]) + "]");
+        let text;
+        try {
+          text = value === undefined ? undefined : stringify(value);
+          if (value !== undefined && text === undefined) {
+            emit('["fail",' + describe(new TypeErrorC("the handler returned a value that is not JSON (" + typeof value + ")")) + "]");
+            return;
+          }
+        } catch (error) {
+          emit('["fail",' + describe(error) + "]");
           return;
         }
-      } catch (error) {
+        emit(text === undefined ? '["done"]' : '["done",' + text + "]");
+      }
+
+      function finishError(error) {
+        if (settled) return;
+        settled = true;
         emit('["fail",' + describe(error) + "]");
-        return;
       }
-      emit(text === undefined ? '["done"]' : '["done",' + text + "]");
-    }
 
-    function finishError(error) {
-      if (settled) return;
-      settled = true;
-      emit('["fail",' + describe(error) + "]");
-    }
-
-    function encodeArgument(value, name) {
-      let text;
-      try {
-        text = stringify(value);
-      } catch (error) {
-        let reason = "it cannot be serialized";
+      function encodeArgument(value, name) {
+        let text;
         try {
-          const read = error.message;
-          if (typeof read === "string") reason = read;
+          text = stringify(value);
+        } catch (error) {
+          let reason = "it cannot be serialized";
+          try {
+            const read = error.message;
+            if (typeof read === "string") reason = read;
+          } catch (ignored) {
+            reason = "it cannot be serialized";
+          }
+          throw new TypeErrorC("the arguments of ctx." + name + " are not JSON: " + reason);
+        }
+        return text === undefined ? "null" : text;
+      }
+
+      function request(name, argumentList, mutation, implicit) {
+        if (terminal) {
+          const late = new ErrorC("ctx." + name + " was called after the mutation call; the mutation is terminal and nothing runs after it");
+          emit('["late",' + stringify(name) + "," + stringify(cut(apply(errorStackGetter, late, []), 1000)) + "]");
+          throw late;
+        }
+        calls = calls + 1;
+        if (calls > config.maxCalls) {
+          if (tooManyCalls === undefined) {
+            flag("host_calls", "more than " + config.maxCalls + " ctx calls", cut(apply(errorStackGetter, new ErrorC(), []), 1000));
+            tooManyCalls = new RangeErrorC("too many ctx calls: at most " + config.maxCalls + " per phase");
+          }
+          throw tooManyCalls;
+        }
+        const probe = new ErrorC();
+        let site = cut(apply(errorStackGetter, probe, []), 1000);
+        if (implicit) site = implicitSite(site);
+        let encoded = "[";
+        for (let i = 0; i < argumentList.length; i++) {
+          encoded = encoded + (i === 0 ? "" : ",") + encodeArgument(argumentList[i], name);
+        }
+        encoded = encoded + "]";
+        if (encoded.length > 2 * config.maxValueBytes) {
+          flag("value_size", "the arguments of ctx." + name + " are more than " + config.maxValueBytes + " bytes of JSON, the limit; send less (page through it, keep ids instead of whole records)", site);
+          throw new RangeErrorC("the arguments of ctx." + name + " exceed " + config.maxValueBytes + " bytes of JSON");
+        }
+        const id = nextId;
+        nextId = id + 1;
+        let settle;
+        const promise = new PromiseC(function (resolve) {
+          settle = resolve;
+        });
+        pending[id] = settle;
+        if (mutation) terminal = true;
+        emit("[" + id + "," + stringify(name) + "," + encoded + "," + stringify(site) + "]");
+        return promise;
+      }
+
+      // The stack of a stub run with a `this` other than its owner: the caller frame is
+      // replaced by one the host reads as an implicit call, never as a script site.
+      function implicitSite(stack) {
+        let end = 0;
+        for (let seen = 0; seen < 2; seen++) {
+          const next = apply(strIndexOf, stack, ["\n", end]);
+          if (next < 0) return "";
+          end = next + 1;
+        }
+        return apply(strSlice, stack, [0, end]) + "    at <operation run as a hook> (implicit)\n" + apply(strSlice, stack, [end]);
+      }
+
+      function stub(name, operation, mutation, arity, owner) {
+        const fn = function () {
+          if (arguments.length > arity) {
+            throw new TypeErrorC("ctx." + name + " takes at most " + arity + " argument" + (arity === 1 ? "" : "s"));
+          }
+          const list = [];
+          for (let i = 0; i < arguments.length; i++) list[i] = arguments[i];
+          return request(name, list, mutation, this !== undefined && this !== owner);
+        };
+        defineProperty(fn, "name", { value: operation });
+        apply(weakSet, stubs, [fn, true]);
+        return freeze(fn);
+      }
+
+      function buildCtx() {
+        const ctx = {};
+        const connectors = create(null);
+        const ops = config.operations;
+        for (let i = 0; i < ops.length; i++) {
+          const op = ops[i];
+          let target = connectors[op.connector];
+          if (target === undefined) {
+            target = {};
+            connectors[op.connector] = target;
+            ctx[op.connector] = target;
+          }
+          target[op.operation] = stub(op.connector + "." + op.operation, op.operation, op.mutation, 1, target);
+        }
+        const topics = config.topicOperations;
+        for (let i = 0; i < topics.length; i++) {
+          ctx[topics[i]] = stub(topics[i], topics[i], false, 2, ctx);
+        }
+        const names = getOwnPropertyNames(connectors);
+        for (let i = 0; i < names.length; i++) freeze(connectors[names[i]]);
+        return freeze(ctx);
+      }
+
+      function show(value) {
+        const kind = typeof value;
+        if (kind === "string") return value;
+        if (kind === "function") return "[function]";
+        if (kind === "symbol") return "[symbol]";
+        if (kind !== "object" || value === null) return StringC(value);
+        try {
+          if (value instanceof ErrorC) {
+            const name = value.name;
+            const message = value.message;
+            return (typeof name === "string" ? name : "Error") + ": " + (typeof message === "string" ? message : "");
+          }
+          const text = stringify(value);
+          return text === undefined ? "[object]" : text;
         } catch (ignored) {
-          reason = "it cannot be serialized";
+          return "[unserializable object]";
         }
-        throw new TypeErrorC("the arguments of ctx." + name + " are not JSON: " + reason);
       }
-      return text === undefined ? "null" : text;
-    }
 
-    function request(name, argumentList, mutation, implicit) {
-      if (terminal) {
-        const late = new ErrorC("ctx." + name + " was called after the mutation call; the mutation is terminal and nothing runs after it");
-        emit('["late",' + stringify(name) + "," + stringify(cut(apply(errorStackGetter, late, []), 1000)) + "]");
-        throw late;
-      }
-      calls = calls + 1;
-      if (calls > config.maxCalls) {
-        if (tooManyCalls === undefined) {
-          flag("host_calls", "more than " + config.maxCalls + " ctx calls", cut(apply(errorStackGetter, new ErrorC(), []), 1000));
-          tooManyCalls = new RangeErrorC("too many ctx calls: at most " + config.maxCalls + " per phase");
+      function log(level, argumentList) {
+        if (logClosed) return;
+        let text = "";
+        for (let i = 0; i < argumentList.length; i++) {
+          text = text + (i === 0 ? "" : " ") + show(argumentList[i]);
+          if (text.length > config.maxLineChars) break;
         }
-        throw tooManyCalls;
-      }
-      const probe = new ErrorC();
-      let site = cut(apply(errorStackGetter, probe, []), 1000);
-      if (implicit) site = implicitSite(site);
-      let encoded = "[";
-      for (let i = 0; i < argumentList.length; i++) {
-        encoded = encoded + (i === 0 ? "" : ",") + encodeArgument(argumentList[i], name);
-      }
-      encoded = encoded + "]";
-      if (encoded.length > 2 * config.maxValueBytes) {
-        flag("value_size", "the arguments of ctx." + name + " are more than " + config.maxValueBytes + " bytes of JSON, the limit; send less (page through it, keep ids instead of whole records)", site);
-        throw new RangeErrorC("the arguments of ctx." + name + " exceed " + config.maxValueBytes + " bytes of JSON");
-      }
-      const id = nextId;
-      nextId = id + 1;
-      let settle;
-      const promise = new PromiseC(function (resolve) {
-        settle = resolve;
-      });
-      pending[id] = settle;
-      if (mutation) terminal = true;
-      emit("[" + id + "," + stringify(name) + "," + encoded + "," + stringify(site) + "]");
-      return promise;
-    }
-
-    // The stack of a stub run with a `this` other than its owner: the caller frame is
-    // replaced by one the host reads as an implicit call, never as a script site.
-    function implicitSite(stack) {
-      let end = 0;
-      for (let seen = 0; seen < 2; seen++) {
-        const next = apply(strIndexOf, stack, ["\n", end]);
-        if (next < 0) return "";
-        end = next + 1;
-      }
-      return apply(strSlice, stack, [0, end]) + "    at <operation run as a hook> (implicit)\n" + apply(strSlice, stack, [end]);
-    }
-
-    function stub(name, operation, mutation, arity, owner) {
-      const fn = function () {
-        if (arguments.length > arity) {
-          throw new TypeErrorC("ctx." + name + " takes at most " + arity + " argument" + (arity === 1 ? "" : "s"));
+        text = cut(text, config.maxLineChars);
+        logBytes = logBytes + utf8Length(text);
+        if (logBytes > config.maxLogBytes) {
+          logClosed = true;
+          flag("log_bytes", "", cut(apply(errorStackGetter, new ErrorC(), []), 1000));
+          throw new RangeErrorC("console output exceeds the run's max_log_bytes");
         }
-        const list = [];
-        for (let i = 0; i < arguments.length; i++) list[i] = arguments[i];
-        return request(name, list, mutation, this !== undefined && this !== owner);
-      };
-      defineProperty(fn, "name", { value: operation });
-      apply(weakSet, stubs, [fn, true]);
-      return freeze(fn);
-    }
+        emit('["log",' + stringify(level) + "," + stringify(text) + "]");
+      }
 
-    function buildCtx() {
-      const ctx = {};
-      const connectors = create(null);
-      const ops = config.operations;
-      for (let i = 0; i < ops.length; i++) {
-        const op = ops[i];
-        let target = connectors[op.connector];
-        if (target === undefined) {
-          target = {};
-          connectors[op.connector] = target;
-          ctx[op.connector] = target;
+      function locate(handler, phase) {
+        if (!defined) {
+          throw new ErrorC("the script never called Keep.workflow(...); it must `export default Keep.workflow({...})`");
         }
-        target[op.operation] = stub(op.connector + "." + op.operation, op.operation, op.mutation, 1, target);
-      }
-      const topics = config.topicOperations;
-      for (let i = 0; i < topics.length; i++) {
-        ctx[topics[i]] = stub(topics[i], topics[i], false, 2, ctx);
-      }
-      const names = getOwnPropertyNames(connectors);
-      for (let i = 0; i < names.length; i++) freeze(connectors[names[i]]);
-      return freeze(ctx);
-    }
-
-    function show(value) {
-      const kind = typeof value;
-      if (kind === "string") return value;
-      if (kind === "function") return "[function]";
-      if (kind === "symbol") return "[symbol]";
-      if (kind !== "object" || value === null) return StringC(value);
-      try {
-        if (value instanceof ErrorC) {
-          const name = value.name;
-          const message = value.message;
-          return (typeof name === "string" ? name : "Error") + ": " + (typeof message === "string" ? message : "");
+        if (phase === "producer") {
+          const producers = definition.producers;
+          const producer = producers !== null && typeof producers === "object" && hasOwn(producers, handler) ? producers[handler] : undefined;
+          if (typeof producer === "function") return [producer, undefined];
+          if (producer !== null && typeof producer === "object" && typeof producer.handler === "function") {
+            return [producer.handler, producer];
+          }
+          throw new ErrorC("the workflow has no producer " + stringify(handler) + " with a handler function");
         }
-        const text = stringify(value);
-        return text === undefined ? "[object]" : text;
-      } catch (ignored) {
-        return "[unserializable object]";
+        const consumers = definition.consumers;
+        const consumer = consumers !== null && typeof consumers === "object" && hasOwn(consumers, handler) ? consumers[handler] : undefined;
+        if (consumer === null || typeof consumer !== "object") {
+          throw new ErrorC("the workflow has no consumer " + stringify(handler));
+        }
+        const fn = consumer[phase];
+        if (typeof fn !== "function") {
+          throw new ErrorC("consumer " + stringify(handler) + " has no " + phase + " function");
+        }
+        return [fn, consumer];
       }
+
+      function site(fn) {
+        try {
+          const line = apply(lineOf.get, fn, []);
+          const column = apply(columnOf.get, fn, []);
+          if (typeof line === "number" && typeof column === "number") {
+            emit('["site",' + stringify(line) + "," + stringify(column) + "]");
+          }
+        } catch (ignored) {
+          return;
+        }
+      }
+
+      function begin(handler, phase, argumentList) {
+        try {
+          const found = locate(handler, phase);
+          site(found[0]);
+          const callArguments = [buildCtx()];
+          for (let i = 0; i < argumentList.length; i++) callArguments[i + 1] = argumentList[i];
+          const returned = apply(found[0], found[1], callArguments);
+          const outcome = new PromiseC(function (resolve) {
+            resolve(returned);
+          });
+          apply(then, outcome, [finishValue, finishError]);
+        } catch (error) {
+          finishError(error);
+        }
+      }
+
+      function workflow(def) {
+        if (defined) throw new ErrorC("Keep.workflow() was called more than once; a script declares exactly one workflow");
+        if (def === null || typeof def !== "object") throw new TypeErrorC("Keep.workflow() expects an object");
+        defined = true;
+        definition = def;
+        return def;
+      }
+
+      function drain() {
+        const text = flat(outbox);
+        outbox = "";
+        return text;
+      }
+
+      function settle(id, text) {
+        const resolve = pending[id];
+        if (resolve === undefined) return "unknown";
+        delete pending[id];
+        resolve(parse(text));
+        return "";
+      }
+
+      function run(module, handler, phase, argumentsText) {
+        const argumentList = parse(argumentsText);
+        const evaluated = module === null || module === undefined ? import("<input>") : module;
+        apply(then, evaluated, [
+          function () {
+            begin(handler, phase, argumentList);
+          },
+          finishError,
+        ]);
+        return "";
+      }
+
+      return freeze({ log: log, describe: describe, markReturn: markReturn, workflow: workflow, drain: drain, settle: settle, run: run });
     }
 
-    function log(level, argumentList) {
-      if (logClosed) return;
-      let text = "";
-      for (let i = 0; i < argumentList.length; i++) {
-        text = text + (i === 0 ? "" : " ") + show(argumentList[i]);
-        if (text.length > config.maxLineChars) break;
-      }
-      text = cut(text, config.maxLineChars);
-      logBytes = logBytes + utf8Length(text);
-      if (logBytes > config.maxLogBytes) {
-        logClosed = true;
-        flag("log_bytes", "", cut(apply(errorStackGetter, new ErrorC(), []), 1000));
-        throw new RangeErrorC("console output exceeds the run's max_log_bytes");
-      }
-      emit('["log",' + stringify(level) + "," + stringify(text) + "]");
-    }
+    current = openPhase(firstConfig);
 
     function consoleMethod(level) {
       const fn = function () {
         const list = [];
         for (let i = 0; i < arguments.length; i++) list[i] = arguments[i];
-        log(level, list);
+        current.log(level, list);
       };
       defineProperty(fn, "name", { value: level });
       return fn;
     }
 
-    function locate(handler, phase) {
-      if (!defined) {
-        throw new ErrorC("the script never called Keep.workflow(...); it must `export default Keep.workflow({...})`");
-      }
-      if (phase === "producer") {
-        const producers = definition.producers;
-        const producer = producers !== null && typeof producers === "object" && hasOwn(producers, handler) ? producers[handler] : undefined;
-        if (typeof producer === "function") return [producer, undefined];
-        if (producer !== null && typeof producer === "object" && typeof producer.handler === "function") {
-          return [producer.handler, producer];
-        }
-        throw new ErrorC("the workflow has no producer " + stringify(handler) + " with a handler function");
-      }
-      const consumers = definition.consumers;
-      const consumer = consumers !== null && typeof consumers === "object" && hasOwn(consumers, handler) ? consumers[handler] : undefined;
-      if (consumer === null || typeof consumer !== "object") {
-        throw new ErrorC("the workflow has no consumer " + stringify(handler));
-      }
-      const fn = consumer[phase];
-      if (typeof fn !== "function") {
-        throw new ErrorC("consumer " + stringify(handler) + " has no " + phase + " function");
-      }
-      return [fn, consumer];
-    }
-
-    function site(fn) {
-      try {
-        const line = apply(lineOf.get, fn, []);
-        const column = apply(columnOf.get, fn, []);
-        if (typeof line === "number" && typeof column === "number") {
-          emit('["site",' + stringify(line) + "," + stringify(column) + "]");
-        }
-      } catch (ignored) {
-        return;
-      }
-    }
-
-    function begin(handler, phase, argumentList) {
-      try {
-        const found = locate(handler, phase);
-        site(found[0]);
-        const callArguments = [buildCtx()];
-        for (let i = 0; i < argumentList.length; i++) callArguments[i + 1] = argumentList[i];
-        const returned = apply(found[0], found[1], callArguments);
-        const outcome = new PromiseC(function (resolve) {
-          resolve(returned);
-        });
-        apply(then, outcome, [finishValue, finishError]);
-      } catch (error) {
-        finishError(error);
-      }
-    }
-
     function taming(proto, key, value) {
-      return {
-        get: function () {
+      const accessor = {
+        get() {
           return value;
         },
-        set: function (next) {
+        set(next) {
           if (this === proto) throw new TypeErrorC("cannot assign to read only property '" + key + "' of a built-in prototype");
           defineProperty(this, key, { value: next, writable: true, enumerable: true, configurable: true });
         },
-        enumerable: false,
-        configurable: false,
       };
+      return { get: freeze(accessor.get), set: freeze(accessor.set), enumerable: false, configurable: false };
     }
 
     const tamedKeys = ["constructor", "name", "message", "toString", "valueOf", "toLocaleString", "toJSON"];
@@ -510,44 +562,60 @@
       return prototypes;
     }
 
-    function installDeterminism(clock, seed) {
-      const fixed = clock;
+    let phaseClock = firstConfig.clock;
+    let a = 0;
+    let b = 0;
+    let c = 0;
+    let d = 0;
+
+    function random() {
+      const t = (a + b) | 0;
+      a = b ^ (b >>> 9);
+      b = (c + (c << 3)) | 0;
+      c = (c << 21) | (c >>> 11);
+      d = (d + 1) | 0;
+      const r = (t + d) | 0;
+      c = (c + r) | 0;
+      return (r >>> 0) / 4294967296;
+    }
+
+    // Math.random restarts from `seed` at every phase: what one phase drew tells nothing to the next.
+    function reseed(seed) {
+      a = seed >>> 0;
+      b = 0x9e3779b9;
+      c = 0x243f6a88;
+      d = 0xb7e15162;
+      for (let i = 0; i < 16; i++) random();
+    }
+
+    function installRandom() {
+      reseed(firstConfig.seed);
+      defineProperty(Math, "random", { value: random, writable: true, enumerable: false, configurable: true });
+    }
+
+    function installClock() {
       const FixedDate = function Date() {
         const list = [];
         for (let i = 0; i < arguments.length; i++) list[i] = arguments[i];
-        if (new.target === undefined) return apply(dateToString, new OriginalDate(fixed), []);
-        if (list.length === 0) return construct(OriginalDate, [fixed], new.target);
+        if (new.target === undefined) return apply(dateToString, new OriginalDate(phaseClock), []);
+        if (list.length === 0) return construct(OriginalDate, [phaseClock], new.target);
         return construct(OriginalDate, list, new.target);
       };
       FixedDate.prototype = OriginalDate.prototype;
       FixedDate.now = function now() {
-        return fixed;
+        return phaseClock;
       };
       FixedDate.parse = OriginalDate.parse;
       FixedDate.UTC = OriginalDate.UTC;
       defineProperty(OriginalDate.prototype, "constructor", { value: FixedDate, writable: true, enumerable: false, configurable: true });
       defineProperty(G, "Date", { value: FixedDate, writable: true, enumerable: false, configurable: true });
-      let a = seed >>> 0;
-      let b = 0x9e3779b9;
-      let c = 0x243f6a88;
-      let d = 0xb7e15162;
-      const random = function random() {
-        const t = (a + b) | 0;
-        a = b ^ (b >>> 9);
-        b = (c + (c << 3)) | 0;
-        c = (c << 21) | (c >>> 11);
-        d = (d + 1) | 0;
-        const r = (t + d) | 0;
-        c = (c + r) | 0;
-        return (r >>> 0) / 4294967296;
-      };
-      for (let i = 0; i < 16; i++) random();
-      defineProperty(Math, "random", { value: random, writable: true, enumerable: false, configurable: true });
       const performance = freeze({
         now: function now() {
           return 0;
         },
-        timeOrigin: fixed,
+        get timeOrigin() {
+          return phaseClock;
+        },
       });
       defineProperty(G, "performance", { value: performance, writable: true, enumerable: false, configurable: true });
       return FixedDate;
@@ -564,7 +632,9 @@
       configurable: true,
     });
     const functionPrototypes = disableCodeGeneration();
-    const DateC = config.clock === null ? OriginalDate : installDeterminism(config.clock, config.seed);
+    const deterministic = firstConfig.clock !== null;
+    const DateC = deterministic ? installClock() : OriginalDate;
+    if (deterministic || reusable) installRandom();
 
     delete JSON.rawJSON;
     delete JSON.isRawJSON;
@@ -586,7 +656,7 @@
           try {
             callback();
           } catch (error) {
-            log("error", ["uncaught error in a queueMicrotask callback:", error]);
+            current.log("error", ["uncaught error in a queueMicrotask callback:", error]);
           }
         },
       ]);
@@ -604,11 +674,7 @@
 
     const Keep = freeze({
       workflow: function workflow(def) {
-        if (defined) throw new ErrorC("Keep.workflow() was called more than once; a script declares exactly one workflow");
-        if (def === null || typeof def !== "object") throw new TypeErrorC("Keep.workflow() expects an object");
-        defined = true;
-        definition = def;
-        return def;
+        return current.workflow(def);
       },
       consumer: function consumer(def) {
         if (def === null || typeof def !== "object") throw new TypeErrorC("Keep.consumer() expects an object");
@@ -616,7 +682,10 @@
       },
     });
     defineProperty(G, "Keep", { value: Keep, writable: false, enumerable: false, configurable: false });
-    defineProperty(G, config.returnMarker, { value: freeze(markReturn), writable: false, enumerable: false, configurable: false });
+    const markReturn = function markReturn(line, column, value) {
+      return current.markReturn(line, column, value);
+    };
+    defineProperty(G, firstConfig.returnMarker, { value: freeze(markReturn), writable: false, enumerable: false, configurable: false });
 
     const hardened = [
       ObjectC,
@@ -652,36 +721,119 @@
     ];
     for (let i = 0; i < functionPrototypes.length; i++) harden(functionPrototypes[i]);
     for (let i = 0; i < hardened.length; i++) harden(hardened[i]);
+    lockDown();
+    const baseline = reusable ? snapshotGlobal() : undefined;
+
+    // A realm run again must hold nothing a phase left: every object reachable from the
+    // global object, from syntax or through a prototype is frozen (the global object
+    // itself stays open for scripts that use it and is compared with its baseline instead).
+    function lockDown() {
+      const seen = new WeakMapC();
+      const todo = [
+        function* () {},
+        async function () {},
+        async function* () {},
+        async () => {},
+        [][SymbolC.iterator](),
+        new MapC().entries(),
+        new SetC().values(),
+        ""[SymbolC.iterator](),
+        /a/g[SymbolC.matchAll](""),
+        [].values().map(function (value) {
+          return value;
+        }),
+        IteratorC.from({
+          next: function () {
+            return { done: true, value: undefined };
+          },
+        }),
+        (function () {
+          return arguments;
+        })(),
+        getPrototypeOf(Uint8Array),
+        new DisposableStack(),
+        new AsyncDisposableStack(),
+        PromiseC.resolve(),
+      ];
+      const keys = getOwnPropertyNames(G);
+      const symbols = getOwnPropertySymbols(G);
+      for (let i = 0; i < keys.length; i++) pushDescriptor(todo, getOwnPropertyDescriptor(G, keys[i]));
+      for (let i = 0; i < symbols.length; i++) pushDescriptor(todo, getOwnPropertyDescriptor(G, symbols[i]));
+      todo[todo.length] = getPrototypeOf(G);
+      while (todo.length > 0) {
+        const target = todo[todo.length - 1];
+        todo.length = todo.length - 1;
+        if (target === null || (typeof target !== "object" && typeof target !== "function") || target === G) continue;
+        if (apply(weakGet, seen, [target]) === true) continue;
+        apply(weakSet, seen, [target, true]);
+        harden(target);
+        todo[todo.length] = getPrototypeOf(target);
+        const descriptors = getOwnPropertyDescriptors(target);
+        const keys = ownKeys(descriptors);
+        for (let i = 0; i < keys.length; i++) pushDescriptor(todo, descriptors[keys[i]]);
+      }
+    }
+
+    function pushDescriptor(todo, descriptor) {
+      if (descriptor === undefined) return;
+      if (hasOwn(descriptor, "value")) {
+        todo[todo.length] = descriptor.value;
+      } else {
+        todo[todo.length] = descriptor.get;
+        todo[todo.length] = descriptor.set;
+      }
+    }
+
+    function snapshotGlobal() {
+      const keys = ownKeys(G);
+      const descriptors = [];
+      for (let i = 0; i < keys.length; i++) descriptors[i] = getOwnPropertyDescriptor(G, keys[i]);
+      return { keys: keys, descriptors: descriptors, prototype: getPrototypeOf(G) };
+    }
+
+    function sameDescriptor(now, then) {
+      return (
+        now !== undefined &&
+        is(now.value, then.value) &&
+        now.get === then.get &&
+        now.set === then.set &&
+        now.writable === then.writable &&
+        now.enumerable === then.enumerable &&
+        now.configurable === then.configurable
+      );
+    }
+
+    // Whether the global object is as the realm left it: the same keys in the same order,
+    // each with the same descriptor, the same prototype, still extensible.
+    function pristine() {
+      if (!isExtensible(G) || getPrototypeOf(G) !== baseline.prototype) return false;
+      const keys = ownKeys(G);
+      if (keys.length !== baseline.keys.length) return false;
+      for (let i = 0; i < keys.length; i++) {
+        if (keys[i] !== baseline.keys[i]) return false;
+        if (!sameDescriptor(getOwnPropertyDescriptor(G, keys[i]), baseline.descriptors[i])) return false;
+      }
+      return true;
+    }
 
     return function dispatch(op, first, second, third, fourth) {
       try {
-        if (op === "drain") {
-          const text = flat(outbox);
-          outbox = "";
-          return text;
-        }
-        if (op === "settle") {
-          const resolve = pending[first];
-          if (resolve === undefined) return "unknown";
-          delete pending[first];
-          resolve(parse(second));
-          return "";
-        }
-        if (op === "run") {
-          const argumentList = parse(fourth);
-          const evaluated = first === null || first === undefined ? import("<input>") : first;
-          apply(then, evaluated, [
-            function () {
-              begin(second, third, argumentList);
-            },
-            finishError,
-          ]);
+        if (op === "drain") return current.drain();
+        if (op === "settle") return current.settle(first, second);
+        if (op === "run") return current.run(first, second, third, fourth);
+        if (op === "check") return reusable && pristine() ? "clean" : "dirty";
+        if (op === "next") {
+          if (!reusable || !pristine()) return "dirty";
+          const config = parse(first);
+          phaseClock = config.clock;
+          reseed(config.seed);
+          current = openPhase(config);
           return "";
         }
         return "unknown";
       } catch (error) {
         try {
-          return "error:" + describe(error);
+          return "error:" + current.describe(error);
         } catch (ignored) {
           return "error";
         }

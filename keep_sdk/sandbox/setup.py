@@ -13,6 +13,7 @@ is, or refers to, a JS value, and every phase still gets a fresh context.
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -85,11 +86,29 @@ def _config_head(exposed: Capabilities, policy: HostPolicy) -> str:
     return text[:-1]
 
 
-def config_text(head: str, *, log_budget: int, determinism: Determinism | None) -> str:
-    """The prelude's configuration (JSON) from a setup's `config_head` and the run's fields."""
+def config_text(
+    head: str,
+    *,
+    log_budget: int,
+    determinism: Determinism | None,
+    reusable: bool = False,
+) -> str:
+    """The prelude's configuration (JSON) from a setup's `config_head` and the phase's fields.
+
+    A `reusable` realm replaces ``Math.random`` even without `determinism`: it gets a
+    seed drawn here for every phase, so no phase can learn what an earlier one drew."""
     clock = "null" if determinism is None else str(determinism.clock_ms)
-    seed = 0 if determinism is None else determinism.seed
-    return f'{head},"maxLogBytes":{int(log_budget)},"clock":{clock},"seed":{int(seed)}}}'
+    if determinism is not None:
+        seed = determinism.seed
+    elif reusable:
+        seed = secrets.randbits(32)
+    else:
+        seed = 0
+    flag = "true" if reusable else "false"
+    return (
+        f'{head},"maxLogBytes":{int(log_budget)},"clock":{clock},"seed":{int(seed)},'
+        f'"reusable":{flag}}}'
+    )
 
 
 def build_setup(

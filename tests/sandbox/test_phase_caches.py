@@ -146,7 +146,7 @@ def test_nothing_a_phase_leaves_on_the_realm_reaches_the_next_phase(target: str,
 
 
 def test_the_warm_caches_are_the_ones_the_phases_used() -> None:
-    source = _leaky_script("Map.prototype", "leak")
+    source = _leaky_script("globalThis", "leak")
     first = _phases(source)
     for phase_request in first:
         run_phase(phase_request, RecordingHost())
@@ -272,7 +272,8 @@ def test_an_adversarial_script_ends_the_same_compiled_and_from_source(
 
 def _compare_paths(source: str, policy: HostPolicy, monkeypatch: pytest.MonkeyPatch) -> None:
     """The phase ends the same with the module loaded from bytecode (when it compiles)
-    and evaluated from source."""
+    and evaluated from source. A module that leaves the global object unable to hand it
+    over is loaded twice: the realm is dropped and the phase runs in a context of its own."""
     limits = policy.sandbox
     loads: list[object] = []
     load_bytecode = ModuleLoader._load_bytecode
@@ -289,10 +290,11 @@ def _compare_paths(source: str, policy: HostPolicy, monkeypatch: pytest.MonkeyPa
         memory_bytes=limits.memory_bytes,
         stack_bytes=safe_stack_bytes(limits.stack_bytes),
     )
-    assert len(loads) == (0 if compiles is None else 1)
+    compiled_loads = len(loads)
+    assert (compiled_loads > 0) == (compiles is not None)
     monkeypatch.setattr(ModuleLoader, "_kept", lambda _self, _key: (True, None))
     from_source = run_phase(request(source, policy=policy), RecordingHost())
-    assert len(loads) == (0 if compiles is None else 1)
+    assert len(loads) == compiled_loads
     assert _comparable(compiled) == _comparable(from_source)
 
 

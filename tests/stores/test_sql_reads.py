@@ -63,7 +63,9 @@ READS: dict[str, Callable[[SqlStore], Any]] = {
 """Every read of `SqlStore`, with arguments that name nothing stored (what is read does not
 matter here, only how)."""
 
-WRITES_THAT_READ_FIRST = {"begin_consumer_run", "reading"}
+OPEN_A_READ_BUT_ARE_NOT_READS = {"begin_consumer_run", "reading"}
+"""Methods that open a read transaction yet are not reads of the table: a write that reads
+first (`begin_consumer_run`) and the block that other reads share (`reading`)."""
 
 
 def _opens_a_read_transaction(method: Any) -> bool:
@@ -77,7 +79,7 @@ def test_the_table_names_every_read_the_store_has() -> None:
         for name, method in inspect.getmembers(SqlStore, inspect.isfunction)
         if not name.startswith("_") and _opens_a_read_transaction(method)
     }
-    assert found - WRITES_THAT_READ_FIRST <= set(READS)
+    assert found - OPEN_A_READ_BUT_ARE_NOT_READS <= set(READS)
 
 
 @pytest.fixture
