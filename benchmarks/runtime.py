@@ -338,7 +338,7 @@ def breakdown(tmp: Path, events: int) -> tuple[float, dict[str, float], float]:
     timers = _Timers()
     timers.wrap(where.scheduler, "step", "step")
     timers.wrap(runtime, "run_consumer", "run")
-    timers.wrap(runtime.isolation, "run", "sandbox: three phases in fresh contexts")
+    timers.wrap(runtime.isolation, "run", "sandbox: three phases, host calls included")
     timers.wrap(runtime.connectors, "invoke", "connector call (sheets double)")
     for name in WRITES:
         if hasattr(where.store, name):

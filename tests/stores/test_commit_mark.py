@@ -206,10 +206,30 @@ def test_several_stores_on_one_file_keep_the_newest_intent(tmp_path: Path) -> No
 def test_a_damaged_mark_is_refused_with_what_to_do(tmp_path: Path) -> None:
     db = tmp_path / "keep.db"
     _open(db).close()
-    Path(f"{db}-mark").write_text("garbage\n")
-    with pytest.raises(StoreRolledBack, match=r"is damaged.*keep accept-rollback"):
+    held = "garbage " * 8
+    Path(f"{db}-mark").write_text(held + "\n")
+    with pytest.raises(StoreRolledBack) as refused:
         SqlStore(_url(db))
+    shown = held.strip().encode()[:40]
+    assert str(refused.value) == (
+        f"the commit mark {db}-mark is damaged (it holds {shown!r}, not a number), so keep "
+        "cannot tell whether the database lost committed runs. If the database is as it "
+        "should be, accept it with `keep accept-rollback`."
+    )
+    assert refused.value.database == str(db)
+
+
+@pytest.mark.parametrize("held", ["garbage\n", "garbage " * 8 + "\n", "1" * 30 + "x\n"])
+def test_accepting_a_damaged_mark_opens_the_store_whatever_the_mark_held(
+    tmp_path: Path, held: str
+) -> None:
+    """Accepting writes the number over the start of the mark: what a longer damaged mark
+    held past it must be cut off, or the store stays refused."""
+    db = tmp_path / "keep.db"
+    _open(db).close()
+    Path(f"{db}-mark").write_text(held)
     assert accept_rollback(_url(db)).mark_before is None
+    assert Path(f"{db}-mark").read_text() == f"{0:020d}\n"
     _open(db).close()
 
 
@@ -218,10 +238,28 @@ def test_a_mark_that_cannot_be_written_stops_before_the_call(tmp_path: Path) -> 
     store = _open(db)
     Path(f"{db}-mark").mkdir()
     try:
-        with pytest.raises(StoreUnavailable, match=r"commit mark .* could not be written"):
+        with pytest.raises(StoreUnavailable) as refused:
             _step(store, "run", 0)
     finally:
         store.close()
+    assert str(refused.value) == (
+        f"the commit mark {db}-mark could not be written (Is a directory); make the "
+        "database's folder writable. The mutation was recorded but not called."
+    )
+    assert refused.value.reason == f"[Errno 21] Is a directory: '{db}-mark'"
+    assert isinstance(refused.value.__cause__, IsADirectoryError)
+
+
+def test_the_mark_is_a_file_its_owner_may_write_and_others_read(tmp_path: Path) -> None:
+    db = tmp_path / "keep.db"
+    store = _open(db)
+    previous = os.umask(0)
+    try:
+        _step(store, "run", 0)
+    finally:
+        os.umask(previous)
+        store.close()
+    assert Path(f"{db}-mark").stat().st_mode & 0o777 == 0o644
 
 
 def test_accepting_a_store_that_is_not_sqlite_is_a_configuration_error() -> None:

@@ -10,11 +10,19 @@ import shutil
 from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import IntegrityError
 
 from keep_sdk.conformance.postgres import PostgresServer
-from keep_sdk.errors import NotFound, StoreUnavailable
+from keep_sdk.errors import (
+    ActiveRunExists,
+    MutationConflict,
+    NotFound,
+    StoreConflict,
+    StoreUnavailable,
+)
 from keep_sdk.model import HandlerKind, PrepareResult, Reservation, RunPhase
 from keep_sdk.stores import FaultPoint, HandlerSpec, Publication, SqlStore
+from keep_sdk.stores.sql.store import _translate
 
 HANDLERS = [HandlerSpec(name="c", kind=HandlerKind.CONSUMER, subscribe=["in"])]
 
@@ -132,3 +140,34 @@ def test_the_ledger_is_listed_in_creation_order_after_its_first_entry_changed(
     finally:
         store.close()
     assert listed == ids
+
+
+CONFLICTS = [
+    (
+        'duplicate key value violates unique constraint "uq_runs_one_active"',
+        ActiveRunExists,
+        "another worker began or resumed a run in this workflow at the same moment; "
+        "only one run may be active, so this one was not",
+    ),
+    (
+        "UNIQUE constraint failed: keep_ledger.run_id",
+        MutationConflict,
+        "the run already recorded its one mutation (another worker)",
+    ),
+    (
+        "UNIQUE constraint failed: keep_events.id",
+        StoreConflict,
+        "a concurrent change conflicted with this one: UNIQUE constraint failed: keep_events.id",
+    ),
+]
+
+
+@pytest.mark.parametrize(("driver", "kind", "message"), CONFLICTS)
+def test_a_constraint_another_worker_won_is_told_as_what_happened(
+    driver: str, kind: type[StoreConflict], message: str
+) -> None:
+    """The race a second worker loses (on PostgreSQL, where two transactions can both get
+    to the insert) reaches the loser as a conflict that says what the winner did."""
+    translated = _translate(IntegrityError("INSERT", {}, Exception(driver)))
+    assert type(translated) is kind
+    assert str(translated) == message

@@ -102,13 +102,15 @@ class CommitMark:
             ) from exc
 
     def reset(self, newest: int) -> None:
-        """Set the mark to `newest`, also downwards (a person accepted a restored database)."""
+        """Set the mark to `newest`, also downwards (a person accepted a restored database);
+        whatever a damaged mark held beyond the number is cut off."""
         with self._lock:
             fd = self._open()
             if fcntl is not None:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             try:
                 os.pwrite(fd, f"{newest:0{_WIDTH}d}\n".encode(), 0)
+                os.ftruncate(fd, _WIDTH + 1)
                 os.fsync(fd)
             finally:
                 if fcntl is not None:
