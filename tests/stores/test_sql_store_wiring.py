@@ -5,6 +5,7 @@ mark and the file check are SQLite's alone)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 from pathlib import Path
@@ -21,7 +22,7 @@ from keep_sdk.errors import (
     StoreUnavailable,
 )
 from keep_sdk.model import HandlerKind, PrepareResult, Reservation, RunPhase
-from keep_sdk.stores import FaultPoint, HandlerSpec, Publication, SqlStore
+from keep_sdk.stores import FaultPoint, HandlerSpec, MemoryStore, Publication, SqlStore
 from keep_sdk.stores.sql.store import _translate
 
 HANDLERS = [HandlerSpec(name="c", kind=HandlerKind.CONSUMER, subscribe=["in"])]
@@ -76,15 +77,7 @@ def test_a_postgresql_store_ignores_a_sqlite_mark_of_the_same_name_and_leaves_no
     mark.write_text(f"{99:020d}\n")
     store = SqlStore(postgres_url)
     try:
-        store.deploy("wiring", "src", {}, handlers=HANDLERS)
-        store.publish("wiring", Publication(topic="in", message_id="a", title="a"))
-        run = store.begin_run("wiring", "c", HandlerKind.CONSUMER)
-        reservations = [Reservation(topic="in", ids=["a"])]
-        store.save_prepare_result(run.id, PrepareResult(reservations=reservations))
-        store.advance_phase(run.id, RunPhase.MUTATING)
-        store.record_mutation_intent(
-            run.id, connector="sheets", operation="appendRow", params={}, idempotency_key=run.id
-        )
+        _intent(store, "wiring")
     finally:
         store.close()
     SqlStore(postgres_url).close()
@@ -171,3 +164,38 @@ def test_a_constraint_another_worker_won_is_told_as_what_happened(
     translated = _translate(IntegrityError("INSERT", {}, Exception(driver)))
     assert type(translated) is kind
     assert str(translated) == message
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite"])
+def test_a_transaction_reserves_events_its_run_already_holds_and_no_one_elses(
+    tmp_path: Path, kind: str
+) -> None:
+    """`Transaction.reserve_events` counts an event the same run reserved already (a commit
+    point that reserves again must not see it as taken), never one another run holds, and
+    only the topic's: another topic's event with the same messageId stays pending."""
+    store: MemoryStore | SqlStore = (
+        MemoryStore() if kind == "memory" else SqlStore(f"sqlite:///{tmp_path}/k.db")
+    )
+    try:
+        store.deploy("wf", "src", {}, handlers=HANDLERS)
+        for topic, mid in (("in", "a"), ("in", "b"), ("other", "a")):
+            store.publish("wf", Publication(topic=topic, message_id=mid, title=mid))
+        run = store.begin_run("wf", "c", HandlerKind.CONSUMER).id
+        now = dt.datetime.now(dt.UTC)
+        with store.transaction() as tx:
+            first = tx.reserve_events(run, "wf", "in", ["a"], now)
+            again = tx.reserve_events(run, "wf", "in", ["a", "b"], now)
+            other = tx.reserve_events("run_other", "wf", "in", ["a", "b"], now)
+        held = {
+            (event.topic, event.message_id): (event.status.value, event.reserved_by)
+            for topic, ids in (("in", ["a", "b"]), ("other", ["a"]))
+            for event in store.events_by_ids("wf", topic, ids)
+        }
+    finally:
+        store.close()
+    assert (first, again, other) == (1, 2, 0)
+    assert held == {
+        ("in", "a"): ("reserved", run),
+        ("in", "b"): ("reserved", run),
+        ("other", "a"): ("pending", None),
+    }
