@@ -1,7 +1,11 @@
-// The sandbox prelude. Evaluated as a global script in a fresh context before any
-// workflow code; its completion value is `boot`, which the host calls once with the
-// phase configuration (a JSON string). `boot` hardens the realm, installs `Keep` and
-// `console`, and returns `dispatch`, the only way the host talks to the context.
+// The sandbox prelude. Evaluated as a global script in a new context before any
+// workflow code; its completion value is `boot`, which the host calls once with the first
+// phase's configuration (a JSON string). `boot` locks the realm down (every object a
+// script can reach but the global object frozen and tamed), installs `Keep` and `console`,
+// and returns `dispatch`, the only way the host talks to the context. In a context kept
+// for reuse (`reusable` in the configuration) `dispatch("next", config)` starts the next
+// phase with fresh state once the global object is as the lockdown left it, and
+// `dispatch("check")` says whether it still is (keep_sdk/sandbox/realm.py).
 //
 // The host loads this file as ONE line (comment lines dropped, lines joined) behind a
 // long run of spaces, so every prelude frame in a stack trace reads `<input>:1:<big
