@@ -563,7 +563,6 @@
       }
       defineProperty(G, "Function", { value: first, writable: true, enumerable: false, configurable: true });
       delete G.eval;
-      return prototypes;
     }
 
     let phaseClock = firstConfig.clock;
@@ -622,7 +621,6 @@
         },
       });
       defineProperty(G, "performance", { value: performance, writable: true, enumerable: false, configurable: true });
-      return FixedDate;
     }
 
     const originalBind = functionPrototype.bind;
@@ -635,9 +633,9 @@
       enumerable: false,
       configurable: true,
     });
-    const functionPrototypes = disableCodeGeneration();
+    disableCodeGeneration();
     const deterministic = firstConfig.clock !== null;
-    const DateC = deterministic ? installClock() : OriginalDate;
+    if (deterministic) installClock();
     if (deterministic || reusable) installRandom();
 
     delete JSON.rawJSON;
@@ -691,40 +689,6 @@
     };
     defineProperty(G, firstConfig.returnMarker, { value: freeze(markReturn), writable: false, enumerable: false, configurable: false });
 
-    const hardened = [
-      ObjectC,
-      ObjectC.prototype,
-      Array,
-      Array.prototype,
-      PromiseC,
-      PromiseC.prototype,
-      JSON,
-      Reflect,
-      Math,
-      DateC,
-      OriginalDate.prototype,
-      ErrorC,
-      ErrorC.prototype,
-      TypeErrorC,
-      TypeErrorC.prototype,
-      RangeErrorC,
-      RangeErrorC.prototype,
-      EvalErrorC,
-      EvalErrorC.prototype,
-      SyntaxError,
-      SyntaxError.prototype,
-      ReferenceError,
-      ReferenceError.prototype,
-      URIError,
-      URIError.prototype,
-      AggregateError,
-      AggregateError.prototype,
-      InternalError,
-      InternalError.prototype,
-      StringC.prototype,
-    ];
-    for (let i = 0; i < functionPrototypes.length; i++) harden(functionPrototypes[i]);
-    for (let i = 0; i < hardened.length; i++) harden(hardened[i]);
     lockDown();
     const baseline = reusable ? snapshotGlobal() : undefined;
 
