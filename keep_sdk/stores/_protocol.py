@@ -608,7 +608,10 @@ class SupportsBulkLoad(Protocol):
     """A store that can load many events at once (backlog tests and benchmarks)."""
 
     def bulk_load_events(self, workflow: str, events: Sequence[Event]) -> None:
-        """Insert `events` as given (status included), bypassing publish; one transaction."""
+        """Insert `events` as given (status included), bypassing publish; one transaction.
+
+        Raises `ValueError` naming the first event of another workflow than `workflow`, and
+        loads nothing, when `events` holds one."""
         ...
 
 

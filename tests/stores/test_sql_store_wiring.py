@@ -21,7 +21,7 @@ from keep_sdk.errors import (
     StoreConflict,
     StoreUnavailable,
 )
-from keep_sdk.model import HandlerKind, PrepareResult, Reservation, RunPhase
+from keep_sdk.model import Event, HandlerKind, PrepareResult, Reservation, RunPhase
 from keep_sdk.stores import FaultPoint, HandlerSpec, MemoryStore, Publication, SqlStore
 from keep_sdk.stores.sql.store import _translate
 
@@ -199,3 +199,31 @@ def test_a_transaction_reserves_events_its_run_already_holds_and_no_one_elses(
         ("in", "b"): ("reserved", run),
         ("other", "a"): ("pending", None),
     }
+
+
+def test_a_bulk_load_larger_than_a_chunk_loads_every_event_once(tmp_path: Path) -> None:
+    """`bulk_load_events` sends its rows in chunks of 10,000: 20,003 events cross two chunk
+    boundaries and must all arrive, each once, in order."""
+    store = SqlStore(f"sqlite:///{tmp_path}/k.db")
+    try:
+        store.deploy("wf", "src", {}, handlers=HANDLERS)
+        now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+        store.bulk_load_events(
+            "wf",
+            [
+                Event(
+                    id=f"e{i}",
+                    workflow="wf",
+                    topic="in",
+                    message_id=f"m{i}",
+                    title="t",
+                    created_at=now,
+                    updated_at=now,
+                )
+                for i in range(20_003)
+            ],
+        )
+        loaded = store.pending_events("wf", "in", limit=30_000)
+    finally:
+        store.close()
+    assert [e.message_id for e in loaded] == [f"m{i}" for i in range(20_003)]

@@ -17,7 +17,8 @@ _WIDE = 500
 
 
 class BacklogTests(StoreTestBase):
-    """A topic with `backlog_size` consumed events peeks as cheaply as a fresh one."""
+    """A topic with `backlog_size` consumed events peeks as cheaply as a fresh one, and one
+    with nothing pending costs next to nothing to peek whatever the limit."""
 
     def test_peek_cost_does_not_grow_with_consumed_events(
         self, store: Store, clock: ManualClock
@@ -29,6 +30,12 @@ class BacklogTests(StoreTestBase):
         baseline = store.peek_cost(fresh, "in", limit=10)
         wf = self.deploy(store)
         store.bulk_load_events(wf, _events(wf, clock(), self.backlog_size, consumed=True))
+        drained = store.peek_cost(wf, "in", limit=_WIDE)
+        assert drained <= 2 * baseline + 20, (
+            f"peeking {_WIDE} events of a topic whose {self.backlog_size} events are all "
+            f"consumed cost {drained}, a fresh topic's 5 pending {baseline}: peek must read "
+            "pending events only, however high its limit"
+        )
         self.publish(store, wf, *(f"p{i}" for i in range(5)))
         cost = store.peek_cost(wf, "in", limit=10)
         assert [e.message_id for e in store.pending_events(wf, "in", limit=10)] == [
@@ -39,6 +46,19 @@ class BacklogTests(StoreTestBase):
             f"peeking a topic with {self.backlog_size} consumed events cost {cost}, "
             f"a fresh topic {baseline}: peek must read pending events only (an index on them)"
         )
+
+    def test_a_bulk_load_with_an_event_of_another_workflow_loads_nothing(
+        self, store: Store, clock: ManualClock
+    ) -> None:
+        if not isinstance(store, SupportsBulkLoad):
+            pytest.skip("the store does not implement bulk_load_events")
+        wf, other = self.deploy(store), self.deploy(store)
+        mixed = _events(wf, clock(), 3, consumed=False)
+        mixed[1] = _events(other, clock(), 2, consumed=False)[1]
+        with pytest.raises(ValueError, match=f"event {mixed[1].id!r} of workflow {other!r}"):
+            store.bulk_load_events(wf, mixed)
+        assert store.pending_events(wf, "in", limit=10) == []
+        assert store.pending_events(other, "in", limit=10) == []
 
     def _peek_cost_measures_the_rows_read(
         self, store: Store, clock: ManualClock, baseline: int

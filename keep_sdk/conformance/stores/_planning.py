@@ -1,7 +1,8 @@
 """Planning queries as properties over many workflows: due producers and wake times.
 
-Many workflows get random next-run and wake times, pending events, pauses and
-versions that drop their producer; `due_producers` and `consumers_to_wake` at
+Many workflows get random next-run and wake times (stray ones on the handler of the other
+kind too, which neither query may act on), pending events, pauses and versions that drop
+their producer; `due_producers` and `consumers_to_wake` at
 several instants (boundaries included) must equal what the model derives.
 """
 
@@ -51,6 +52,9 @@ class PlanningTests(StoreTestBase):
             store.set_next_run_at(name, PRODUCER, due)
             wake = rng.choice([None, None, *times])
             store.set_wake_at(name, CONSUMER, wake)
+            if rng.random() < 0.5:
+                store.set_next_run_at(name, CONSUMER, rng.choice(times))
+                store.set_wake_at(name, PRODUCER, rng.choice(times))
             pending[name] = rng.random() < 0.25
             if pending[name]:
                 store.publish(name, Publication(topic="in", message_id="p", title="p"))

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Insert,
+    Integer,
     Select,
     Update,
     and_,
@@ -186,7 +187,7 @@ PENDING_EVENTS = (
         PENDING,
     )
     .order_by(t.events.c.seq)
-    .limit(bindparam("key_limit"))
+    .limit(bindparam("key_limit", type_=Integer))
 )
 """Up to key_limit pending events of a topic, oldest first, through ``ix_events_pending``."""
 
@@ -321,13 +322,9 @@ def events_by_message_ids(ids: Sequence[str]) -> tuple[Lookup, dict[str, Any]]:
 
 
 def pending(workflow: str, topic: str, limit: int) -> Select[Any]:
-    """Up to `limit` pending events of the topic, oldest first, through ``ix_events_pending``."""
-    return (
-        select(t.events)
-        .where(t.events.c.workflow == workflow, t.events.c.topic == topic, PENDING)
-        .order_by(t.events.c.seq)
-        .limit(limit)
-    )
+    """`PENDING_EVENTS` with its parameters bound, so what `peek_cost` and `explain_pending`
+    measure is the statement `pending_events` runs."""
+    return PENDING_EVENTS.params(key_workflow=workflow, key_topic=topic, key_limit=limit)
 
 
 @functools.cache

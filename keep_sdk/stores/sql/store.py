@@ -37,7 +37,7 @@ from keep_sdk.model import (
 )
 from keep_sdk.stores._capabilities import StoreCapability
 from keep_sdk.stores._commit import TransactionalStore
-from keep_sdk.stores._commit.queries import consumer_wake
+from keep_sdk.stores._commit.queries import consumer_wake, refuse_foreign_events
 from keep_sdk.stores._commit.work import require_workflow
 from keep_sdk.stores._models import AuditEntry, ConsumerWake, HandlerRecord, StatusCounts
 from keep_sdk.stores._protocol import Clock, FaultHook, utc_now
@@ -419,8 +419,10 @@ class SqlStore(TransactionalStore):
         return [e for e in found if e.workflow == workflow]
 
     def bulk_load_events(self, workflow: str, events: Sequence[Event]) -> None:
-        """Insert `events` as given (status included), bypassing publish; one transaction."""
-        values = [{**rows.event_values(e), "workflow": workflow} for e in events]
+        """Insert `events` as given (status included), bypassing publish; one transaction.
+        `ValueError` when one belongs to another workflow, nothing loaded."""
+        refuse_foreign_events(workflow, events)
+        values = [rows.event_values(e) for e in events]
         with self._sql() as tx:
             require_workflow(tx, workflow)
             for start in range(0, len(values), 10_000):
