@@ -47,7 +47,8 @@ it prints:
    DBOS (with what the floor would be against DBOS) or alone with ``--only floor``;
 7. many workflows at once (``--only aggregate --workflows 16``): keep_sdk with
    --workflows workflows deployed and each round's --events jobs spread over them,
-   drained by one in-process scheduler with the concurrency it has; DBOS running as many
+   drained by one in-process scheduler one workflow at a time and --concurrency
+   (default --workflows) at once, with the write transactions per group commit; DBOS running as many
    workflows, --workflows at a time on as many threads; rounds, ratios and CPU as in 5
    (target >= 3);
 8. PostgreSQL only: the same backlog spread over --workflows workflows (8), drained
@@ -223,10 +224,12 @@ class WorkBehind:
         idle: int,
         workflows: int = 1,
         isolation: Isolation | None = None,
+        concurrency: int = 1,
     ) -> None:
         self.busy = ["bench"] + [f"bench{i}" for i in range(1, workflows)]
         pooled = "-pooled" if isolation is not None else ""
-        url = f"sqlite:///{tmp / f'behind-{history}-{idle}-{workflows}{pooled}.db'}"
+        name = f"behind-{history}-{idle}-{workflows}{pooled}-{concurrency}.db"
+        url = f"sqlite:///{tmp / name}"
         deploy(url, self.busy + [f"idle{i}" for i in range(idle)], len(self.busy), None)
         store = open_store(url)
         assert isinstance(store, SqlStore)
@@ -238,7 +241,7 @@ class WorkBehind:
             load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
             isolation=isolation or InProcessIsolation(),
         )
-        self.scheduler = Scheduler(runtime)
+        self.scheduler = Scheduler(runtime, concurrency=concurrency)
         self.scheduler.run_until_idle()
         if history:
             copy_history(store, history)
@@ -736,29 +739,42 @@ def dbos_side_by_side(tmp: Path, events: int, rounds: int, pooled: bool) -> None
     print_floor(tmp, events, statistics.median([rate for rate, _ in theirs]))
 
 
-def aggregate(tmp: Path, events: int, workflows: int, rounds: int) -> None:
+def aggregate(tmp: Path, events: int, workflows: int, rounds: int, concurrency: int) -> None:
     """`workflows` workflows at once: keep_sdk with `workflows` deployed and each round's
-    `events` jobs spread over them, drained by one scheduler in process (with whatever
-    concurrency it has); DBOS running `events` three-step workflows `workflows` at a time
-    (one thread each); back to back in `rounds` rounds."""
+    `events` jobs spread over them, drained by one scheduler in process, one workflow at a
+    time and `concurrency` at once (`Scheduler(concurrency=…)`, SQLite group commit); DBOS
+    running `events` three-step workflows `workflows` at a time (one thread each); back to
+    back in `rounds` rounds."""
     folder = tmp / "aggregate"
     folder.mkdir()
-    keep = WorkBehind(folder, history=0, idle=0, workflows=workflows)
+    one = WorkBehind(folder, history=0, idle=0, workflows=workflows)
+    many = WorkBehind(folder, history=0, idle=0, workflows=workflows, concurrency=concurrency)
     dbos = Dbos(folder)
     try:
-        keep.batch(workflows)
+        one.batch(workflows)
+        many.batch(workflows)
         dbos.concurrent(workflows, workflows)
+        before = many.store.group_commits
         ours, theirs, load = paired_rounds(
-            {"in process": lambda: keep.timed_batch(events)},
+            {
+                "one at a time": lambda: one.timed_batch(events),
+                f"{concurrency} at once": lambda: many.timed_batch(events),
+            },
             lambda: dbos.concurrent(events, workflows),
             rounds,
         )
+        batches, writes = (a - b for a, b in zip(many.store.group_commits, before, strict=True))
     finally:
         dbos.close()
-        keep.store.close()
+        one.store.close()
+        many.store.close()
     print(
         f"aggregate   DBOS {dbos.version}, {workflows} workflows, {events} runs a side a round "
-        f"(DBOS: {workflows} threads; keep: one scheduler)"
+        f"(DBOS: {workflows} threads; keep: one scheduler, {concurrency} lanes or one)"
+    )
+    print(
+        f"aggregate   {concurrency} at once: {writes} write transactions in {batches} commits "
+        f"({writes / max(batches, 1):.2f} per fsync)"
     )
     print_rounds("aggregate", ours, theirs, load, (3, 0.5))
 
@@ -788,6 +804,12 @@ def main() -> None:
         action="store_true",
         help="every phase in a context of its own (in process only): the comparison for realms",
     )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="aggregate: the scheduler's lanes (default: --workflows)",
+    )
     parser.add_argument("--history", type=int, default=100_000, help="runs of history")
     parser.add_argument("--idle", type=int, default=99, help="idle workflows beside the bench")
     args = parser.parse_args()
@@ -800,7 +822,8 @@ def main() -> None:
         if args.only in (None, "dbos"):
             dbos_side_by_side(tmp, args.events, args.rounds, args.pooled)
         if args.only in (None, "aggregate"):
-            aggregate(tmp, args.events, args.workflows, args.rounds)
+            lanes = args.concurrency or args.workflows
+            aggregate(tmp, args.events, args.workflows, args.rounds, lanes)
         if args.only == "floor":
             print_floor(tmp, args.events)
         if args.only in (None, "workers") and not args.sqlite_only:

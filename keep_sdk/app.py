@@ -476,13 +476,14 @@ class Installation:
         worker: str | None = None,
         lease_ttl_s: float | None = None,
         drain_s: float | None = None,
+        concurrency: int = 1,
     ) -> Scheduler:
         """A scheduler on this installation's runtime (and clock); close it to release its
         leases (`lease_ttl_s` default: `keep_sdk.scheduler.DEFAULT_LEASE_TTL_S`). `drain_s`
         (default `keep_sdk.scheduler.DEFAULT_DRAIN_S`) bounds a backlog's drain in seconds
         (`Scheduler`); a harness that
         must be deterministic whatever the machine's speed passes `math.inf`, so only the
-        drain's run count bounds it."""
+        drain's run count bounds it. `concurrency`: workflows run at once (`Scheduler`)."""
         from keep_sdk.scheduler import DEFAULT_DRAIN_S, DEFAULT_LEASE_TTL_S, Scheduler
 
         return Scheduler(
@@ -491,6 +492,7 @@ class Installation:
             lease_ttl_s=DEFAULT_LEASE_TTL_S if lease_ttl_s is None else lease_ttl_s,
             clock=self.clock,
             drain_s=DEFAULT_DRAIN_S if drain_s is None else drain_s,
+            concurrency=concurrency,
         )
 
     @contextmanager

@@ -243,6 +243,14 @@ def _run_live(scheduler: Scheduler, console: Console, *, quiet: bool) -> list[Ac
     help="Longest sleep between looks at the store.",
 )
 @click.option("--until-idle", is_flag=True, help="Stop once nothing is due.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Workflows run at once, each on a thread of its own (never two runs of one "
+    "workflow); on SQLite their checkpoints share commits.",
+)
 @observability_options
 @reports_errors
 def worker_command(
@@ -253,6 +261,7 @@ def worker_command(
     worker_name: str | None,
     poll: float,
     until_idle: bool,
+    concurrency: int,
     metrics_port: int | None,
     metrics_host: str,
     healthy_within: float,
@@ -306,9 +315,12 @@ def worker_command(
                 otel=otel,
             )
         )
-        scheduler = inst.scheduler(worker=worker_name, lease_ttl_s=lease_ttl)
+        scheduler = inst.scheduler(
+            worker=worker_name, lease_ttl_s=lease_ttl, concurrency=concurrency
+        )
         stack.callback(scheduler.close)
-        click.echo(f"worker {scheduler.worker} on {redacted_url(inst.store_url)}", err=True)
+        lanes = f", {concurrency} workflows at once" if concurrency > 1 else ""
+        click.echo(f"worker {scheduler.worker} on {redacted_url(inst.store_url)}{lanes}", err=True)
 
         def report(activity: Activity) -> None:
             watch.progressed()

@@ -6,6 +6,7 @@ from keep_sdk.scheduler import Scheduler
 scheduler = Scheduler(runtime)          # runtime: keep_sdk.runtime.Runtime
 scheduler.run_until_idle()              # everything due now (tests: with a fake clock)
 scheduler.run_forever(stop=event)       # a worker: sleeps until the next due time
+Scheduler(runtime, concurrency=8)       # runs of up to 8 workflows at once
 ```
 """
 

@@ -13,6 +13,7 @@ pending events, its lease is fresh and the budget lasts.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import socket
 import threading
@@ -32,6 +33,7 @@ from keep_sdk.model import RunRecord
 from keep_sdk.runtime import Runtime
 from keep_sdk.scheduler._drain import DEFAULT_DRAIN_RUNS, DEFAULT_DRAIN_S, Drain
 from keep_sdk.scheduler._holders import holder_is_dead
+from keep_sdk.scheduler._lanes import Lanes
 from keep_sdk.scheduler._leases import LeaseKeeper
 from keep_sdk.scheduler._planner import Planner, QuietConsumers
 from keep_sdk.scheduler._retry import (
@@ -65,13 +67,21 @@ _ALIVE_FOR_S = 1.0
 """How long a lease holder found alive is not looked up again."""
 
 
+def _not_idle(max_steps: int, last: Activity) -> InternalError:
+    return InternalError(
+        f"the scheduler did not become idle after {max_steps} steps; last: {last.describe()}"
+    )
+
+
 def default_worker_name() -> str:
     """``host:pid:random``: unique among live workers, readable in ``keep status``."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
 class Scheduler:
-    """Runs whatever is due, one task at a time, under per-workflow leases.
+    """Runs whatever is due under per-workflow leases: one task at a time, or with
+    `concurrency` > 1 the tasks of up to that many workflows at once (`Lanes`; still one
+    active run per workflow).
 
     `clock` defaults to the runtime's clock, so a fake clock moves schedules,
     wakeAt, backoffs and reconciliation together. `lease_ttl_s` bounds how long
@@ -90,8 +100,16 @@ class Scheduler:
         clock: Callable[[], dt.datetime] | None = None,
         drain_runs: int = DEFAULT_DRAIN_RUNS,
         drain_s: float = DEFAULT_DRAIN_S,
+        concurrency: int = 1,
     ) -> None:
+        if concurrency < 1:
+            raise ConfigurationError(
+                f"a worker's concurrency is the number of workflows it runs at once: "
+                f"at least 1, not {concurrency}"
+            )
         self.runtime = runtime
+        self.concurrency = concurrency
+        self._lanes = Lanes(concurrency) if concurrency > 1 else None
         self.store = runtime.store
         self.clock = clock or runtime.now
         self.worker = worker or default_worker_name()
@@ -128,15 +146,7 @@ class Scheduler:
         if drained is not None:
             return drained
         now, wall = self.clock(), time.monotonic()
-        tasks, leases = self.planner.plan(now)
-        share = Share(self.worker, leases, now, is_dead=self._holder_is_dead)
-        mine = share.mine(tasks)
-        quota = share.quota(tasks)
-        self.leases.release_all(keep={task.workflow for task in mine})
-        held = [w for w in dict.fromkeys(t.workflow for t in mine) if w in self.leases.held]
-        for workflow in held[quota:]:
-            self.leases.release(workflow)
-        holding = set(held[:quota])
+        mine, holding, quota = self._mine(now, frozenset())
         for task in mine:
             if task.workflow not in holding and len(holding) >= quota:
                 continue
@@ -152,23 +162,100 @@ class Scheduler:
             return activity
         return None
 
+    def _mine(self, now: dt.datetime, busy: frozenset[str]) -> tuple[list[Task], set[str], int]:
+        """Plan: the due tasks this worker may try, best first, the workflows it holds
+        within its quota, and the quota. Leases of workflows without due work (or over the
+        quota) are released, but never those of the `busy` workflows a lane works on."""
+        tasks, leases = self.planner.plan(now)
+        share = Share(self.worker, leases, now, is_dead=self._holder_is_dead)
+        mine = share.mine(tasks)
+        quota = share.quota(tasks)
+        self.leases.release_all(keep={task.workflow for task in mine} | busy)
+        held = [w for w in dict.fromkeys(t.workflow for t in mine) if w in self.leases.held]
+        for workflow in held[quota:]:
+            if workflow not in busy:
+                self.leases.release(workflow)
+        return mine, set(held[:quota]) | busy, quota
+
     def _drained(self) -> Activity | None:
         """The next run of the consumer being drained; None when the drain is over (then
-        the caller plans). Nothing is begun unless the lease is fresh and work is pending."""
+        the caller plans)."""
         drain, self._drain = self._drain, None
         if drain is None:
             return None
+        activity, self._drain = self._drain_once(drain)
+        return activity
+
+    def _drain_once(self, drain: Drain) -> tuple[Activity | None, Drain | None]:
+        """The next run of `drain`'s consumer and the drain that may follow it; (None, None)
+        when the drain is over. Nothing is begun unless the lease is fresh and work is
+        pending."""
         if not drain.within_budget(self.clock(), runs=self.drain_runs, seconds=self.drain_s):
-            return None
+            return None, None
         if not self.leases.fresh(drain.task.workflow) or not drain.pending(self.store):
-            return None
+            return None, None
         try:
             activity = self._perform(drain.task)
         except (StoreConflict, ActionRefused, NotFound):
-            return None
+            return None, None
         if activity.run is not None and drain.continues_after(activity.run):
-            self._drain = drain
-        return activity
+            return activity, drain
+        return activity, None
+
+    def _dispatch(self, lanes: Lanes) -> int:
+        """Plan, and start each due task this worker can lease in a free lane, one per
+        workflow not already in a lane; how many were started."""
+        if lanes.full():
+            return 0
+        now, wall = self.clock(), time.monotonic()
+        busy = lanes.busy
+        mine, holding, quota = self._mine(now, busy)
+        started: set[str] = set()
+        for task in mine:
+            if lanes.full():
+                break
+            if task.workflow in busy or task.workflow in started:
+                continue
+            if task.workflow not in holding and len(holding) >= quota:
+                continue
+            if self.leases.claim(task.workflow) is None:
+                continue
+            holding.add(task.workflow)
+            started.add(task.workflow)
+            lanes.start(task.workflow, functools.partial(self._lane, task, now, wall))
+        return len(started)
+
+    def _lane(self, task: Task, planned: dt.datetime, wall: float) -> list[Activity]:
+        """`task`, and the drain that may follow it, in a lane: what was done."""
+        try:
+            activity = self._perform(task)
+        except (StoreConflict, ActionRefused):
+            return []
+        done = [activity]
+        drain = (
+            Drain.after(self.store, task, activity.run, planned, wall)
+            if activity.run is not None
+            else None
+        )
+        while drain is not None:
+            drained, drain = self._drain_once(drain)
+            if drained is None:
+                break
+            done.append(drained)
+        return done
+
+    def _turn(self, lanes: Lanes) -> tuple[list[Activity], bool]:
+        """One turn of a worker with lanes: what finished lanes did, and whether nothing is
+        due or running (then the caller sleeps). Waits for a lane when all that is due is
+        already in one."""
+        finished = lanes.harvest()
+        started = self._dispatch(lanes)
+        if finished or started:
+            return finished, False
+        if lanes.idle():
+            return [], True
+        lanes.wait(_WAKE_SLICE_S)
+        return [], False
 
     def _holder_is_dead(self, lease: Lease) -> bool:
         """Whether the lease's holder is provably dead (remembered: the dead stay dead)."""
@@ -190,13 +277,23 @@ class Scheduler:
         finding work, which is a bug worth a loud failure, not a hang.
         """
         done: list[Activity] = []
+        lanes = self._lanes
+        if lanes is not None:
+            try:
+                while True:
+                    finished, idle = self._turn(lanes)
+                    done.extend(finished)
+                    if idle:
+                        return done
+                    if len(done) >= max_steps:
+                        raise _not_idle(max_steps, done[-1])
+            except BaseException:
+                lanes.settle()
+                raise
         while (activity := self.step()) is not None:
             done.append(activity)
             if len(done) >= max_steps:
-                raise InternalError(
-                    f"the scheduler did not become idle after {max_steps} steps; last: "
-                    f"{activity.describe()}"
-                )
+                raise _not_idle(max_steps, activity)
         return done
 
     def run_forever(
@@ -234,14 +331,15 @@ class Scheduler:
         stop = stop or threading.Event()
         outage = Outage(retry, watcher)
         failures = 0
+        lanes = self._lanes
         try:
             with suppress(Exception):
                 self.leases.announce()
             with self.leases.heartbeats(max(0.05, self.lease_ttl_s / 3), retry):
                 while not stop.is_set():
                     try:
-                        activity = self.step()
-                        if activity is None:
+                        activities, idle = self._one_turn(lanes)
+                        if idle:
                             if on_idle is not None:
                                 on_idle()
                             self._idle(stop, self._sleep_s(poll_s))
@@ -266,17 +364,33 @@ class Scheduler:
                     lasted = outage.ended()
                     if lasted is not None and on_recovery is not None:
                         on_recovery(lasted)
-                    if activity is not None and on_activity is not None:
-                        on_activity(activity)
+                    if on_activity is not None:
+                        for activity in activities:
+                            on_activity(activity)
+                if lanes is not None:
+                    for activity in lanes.settle():
+                        if on_activity is not None:
+                            on_activity(activity)
         finally:
+            if lanes is not None:
+                lanes.settle()
             with suppress(Exception):
                 self.leases.release_all()
             with suppress(Exception):
                 self.leases.withdraw()
 
+    def _one_turn(self, lanes: Lanes | None) -> tuple[list[Activity], bool]:
+        if lanes is not None:
+            return self._turn(lanes)
+        activity = self.step()
+        return ([], True) if activity is None else ([activity], False)
+
     def close(self) -> None:
-        """Release every lease this worker holds, and its presence row (a store that cannot
-        be reached now is left to let them expire)."""
+        """Let every lane finish and end its thread; release every lease this worker holds,
+        and its presence row (a store that cannot be reached now is left to let them
+        expire)."""
+        if self._lanes is not None:
+            self._lanes.close()
         with suppress(Exception):
             self.leases.release_all()
         with suppress(Exception):

@@ -232,7 +232,10 @@ def test_resolve_an_escalated_run(store: str) -> None:
     assert "only a run paused for reconciliation" in err
 
 
-def test_worker_until_idle_in_a_real_process(store: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("lanes", [(), ("--concurrency", "3")])
+def test_worker_until_idle_in_a_real_process(
+    store: str, tmp_path: Path, lanes: tuple[str, ...]
+) -> None:
     code, _, _ = keep(
         "run",
         str(DEMO),
@@ -265,13 +268,14 @@ def test_worker_until_idle_in_a_real_process(store: str, tmp_path: Path) -> None
     finally:
         inst.close()
     done = subprocess.run(
-        [sys.executable, "-m", "keep_sdk", "worker", "--store", store, "--until-idle"],
+        [sys.executable, "-m", "keep_sdk", "worker", "--store", store, "--until-idle", *lanes],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert done.returncode == 0, done.stderr
+    assert ("3 workflows at once" in done.stderr) == bool(lanes), done.stderr
     assert "Add invoice from z@z (5 EUR) to the sheet: done" in done.stdout
     assert "Post a summary of 1 new invoice to #finance: done" in done.stdout
 

@@ -14,11 +14,15 @@ from keep_sdk.errors import ConfigurationError
 from keep_sdk.stores._url import redacted_url
 from keep_sdk.stores.sql._fast import run_driver_sql
 
-__all__ = ["WRITE", "create_store_engine", "sqlalchemy_url"]
+__all__ = ["BUSY_TIMEOUT_S", "WRITE", "create_store_engine", "sqlalchemy_url"]
 
 WRITE = "keep_write"
 """Execution option: True makes SQLite begin with ``BEGIN IMMEDIATE`` (take the write lock
 first, so two writers never both read and then fail to upgrade)."""
+
+BUSY_TIMEOUT_S = "keep_busy_timeout_s"
+"""Engine execution option (SQLite): the URL's ``busy_timeout`` in seconds, how long a write
+waits for another to finish."""
 
 _DEFAULT_BUSY_TIMEOUT_MS = 30_000
 _DEFAULT_JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
@@ -59,6 +63,7 @@ def _sqlite_engine(url: URL) -> Engine:
     url = url.set(query={})
     Path(str(url.database)).expanduser().parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"timeout": busy_ms / 1000})
+    engine.update_execution_options(**{BUSY_TIMEOUT_S: busy_ms / 1000})
 
     @event.listens_for(engine, "connect")
     def configure(dbapi_connection: Any, _record: Any) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
-from sqlalchemy import func, insert, literal_column, select, text
+from sqlalchemy import Connection, Engine, func, insert, literal_column, select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, OperationalError
 
 from keep_sdk.errors import (
@@ -46,9 +46,15 @@ from keep_sdk.stores.sql import _rows as rows
 from keep_sdk.stores.sql import _schema as t
 from keep_sdk.stores.sql import _statements as q
 from keep_sdk.stores.sql._durable import INBOX_CHANNEL
-from keep_sdk.stores.sql._engine import WRITE, create_store_engine, sqlalchemy_url
+from keep_sdk.stores.sql._engine import (
+    BUSY_TIMEOUT_S,
+    WRITE,
+    create_store_engine,
+    sqlalchemy_url,
+)
 from keep_sdk.stores.sql._fast import StatementCache
 from keep_sdk.stores.sql._file import DatabaseFile
+from keep_sdk.stores.sql._group import GroupCommit, GroupCommitTimeout
 from keep_sdk.stores.sql._mark import CommitMark
 from keep_sdk.stores.sql._transaction import SqlTransaction
 
@@ -121,6 +127,10 @@ _ADVICE = (
 )
 
 
+def _busy_timeout_s(engine: Engine) -> float:
+    return float(engine.get_execution_options().get(BUSY_TIMEOUT_S, 30.0))
+
+
 def _advice(reason: str) -> str:
     lowered = reason.lower()
     for needle, advice in _ADVICE:
@@ -168,6 +178,11 @@ class SqlStore(TransactionalStore):
             if self.dialect == "sqlite" and database
             else None
         )
+        self._group = (
+            GroupCommit(self._writer, timeout_s=_busy_timeout_s(self.engine))
+            if self.dialect == "sqlite"
+            else None
+        )
         try:
             with self._sql() as tx:
                 t.lock_for_schema(tx.conn)
@@ -213,17 +228,30 @@ class SqlStore(TransactionalStore):
         if self._file is not None:
             self._file.check()
         try:
-            with self.engine.connect() as conn:
-                conn.execution_options(**{WRITE: write})
-                if not write and self.dialect == "postgresql":
-                    conn.execution_options(isolation_level="REPEATABLE READ")
-                with conn.begin():
+            if write and self._group is not None:
+                with self._group.member() as conn:
                     tx = SqlTransaction(
-                        conn, dialect=self.dialect, write=write, statements=self._statements
+                        conn, dialect=self.dialect, write=True, statements=self._statements
                     )
                     yield tx
+            else:
+                with self.engine.connect() as conn:
+                    conn.execution_options(**{WRITE: write})
+                    if not write and self.dialect == "postgresql":
+                        conn.execution_options(isolation_level="REPEATABLE READ")
+                    with conn.begin():
+                        tx = SqlTransaction(
+                            conn, dialect=self.dialect, write=write, statements=self._statements
+                        )
+                        yield tx
         except IntegrityError as exc:
             raise _translate(exc) from None
+        except GroupCommitTimeout as exc:
+            raise StoreUnavailable(
+                f"{self!r} could not complete the operation: database is locked ({exc}); "
+                f"{_advice('database is locked')}",
+                reason="database is locked",
+            ) from exc
         except DBAPIError as exc:
             if not is_unavailable(exc):
                 raise
@@ -235,7 +263,23 @@ class SqlStore(TransactionalStore):
         if tx.newest_intent is not None and self._mark is not None:
             self._mark.advance(tx.newest_intent)
 
+    def _writer(self) -> Connection:
+        """A connection for a batch of write transactions (`GroupCommit`)."""
+        conn = self.engine.connect()
+        conn.execution_options(**{WRITE: True})
+        return conn
+
+    @property
+    def group_commits(self) -> tuple[int, int]:
+        """(batches committed, write transactions they held) on SQLite since the store
+        opened; (0, 0) on PostgreSQL, whose server groups concurrent commits itself."""
+        if self._group is None:
+            return (0, 0)
+        return (self._group.commits, self._group.members)
+
     def close(self) -> None:
+        if self._group is not None:
+            self._group.close()
         if self._mark is not None:
             self._mark.close()
         self._drop_listener()
