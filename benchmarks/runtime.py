@@ -5,6 +5,8 @@
                                  [--only sqlite|dbos|aggregate|floor|workers]
 
 ``--only`` runs one part: ``sqlite`` (items 1-4), ``dbos`` (5 and 6), ``aggregate`` (7),
+``lanes`` (what a worker's lanes buy, with the connector answering at once and after
+20 ms: runs/s and CPU per run with 1, 4 and --workflows lanes),
 ``floor`` (6 alone), ``workers`` (8); without it every part runs. ``--events 100
 --rounds 3`` runs any part in a few minutes.
 
@@ -84,7 +86,7 @@ import sqlalchemy as sa
 
 from keep_sdk.conformance.postgres import TEST_URL_ENV, PostgresServer
 from keep_sdk.connectors import ConnectorSet, builtin_manifest
-from keep_sdk.connectors.builtin import Gmail, Sheets, Slack
+from keep_sdk.connectors.builtin import FaultKind, Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, HandlerPhase, HostPolicy, RunStatus
 from keep_sdk.plugins import KeepPlugins
 from keep_sdk.runtime import Runtime
@@ -235,9 +237,10 @@ class WorkBehind:
         assert isinstance(store, SqlStore)
         self.store = store
         self.pooled = isolation is not None
+        self.sheets = Sheets(seed={"spreadsheets": {"jobs": {"rows": []}}})
         runtime = Runtime(
             store,
-            ConnectorSet([Gmail(), Sheets(seed={"spreadsheets": {"jobs": {"rows": []}}}), Slack()]),
+            ConnectorSet([Gmail(), self.sheets, Slack()]),
             load_workflow=KeepPlugins(load_entry_points=False).load_workflow,
             isolation=isolation or InProcessIsolation(),
         )
@@ -779,6 +782,51 @@ def aggregate(tmp: Path, events: int, workflows: int, rounds: int, concurrency: 
     print_rounds("aggregate", ours, theirs, load, (3, 0.5))
 
 
+def lanes_part(tmp: Path, events: int, workflows: int, rounds: int) -> None:
+    """What lanes buy: `workflows` workflows, each round's `events` jobs spread over them,
+    drained by one scheduler with 1, 4 and `workflows` lanes, with the connector answering
+    at once and after 20 ms (a remote service's latency: ``sheets.appendRow`` sleeps);
+    runs/s and CPU per run, medians of `rounds` interleaved rounds, and the write
+    transactions per commit."""
+    widths = sorted({1, 4, workflows})
+    for latency_ms in (0, 20):
+        folder = tmp / f"lanes-{latency_ms}"
+        folder.mkdir()
+        arms = {
+            width: WorkBehind(folder, history=0, idle=0, workflows=workflows, concurrency=width)
+            for width in widths
+        }
+        try:
+            for arm in arms.values():
+                if latency_ms:
+                    arm.sheets.faults.inject(
+                        FaultKind.SLOW, operation="appendRow", times=None, delay_s=latency_ms / 1000
+                    )
+                arm.batch(workflows)
+            measured: dict[int, list[Measure]] = {width: [] for width in widths}
+            before = {width: arm.store.group_commits for width, arm in arms.items()}
+            for _ in range(rounds):
+                for width, arm in arms.items():
+                    measured[width].append(arm.timed_batch(events))
+            for width, arm in arms.items():
+                batches, writes = (
+                    a - b for a, b in zip(arm.store.group_commits, before[width], strict=True)
+                )
+                rate = statistics.median(r for r, _ in measured[width])
+                cpu = statistics.median(c for _, c in measured[width])
+                one = statistics.median(r for r, _ in measured[widths[0]])
+                print(
+                    f"lanes       connector {latency_ms:>2} ms, {width:>2} lanes: "
+                    f"runs/s {rate:7.1f} ({rate / one:.2f}x one lane)  "
+                    f"CPU {cpu * 1000:6.2f} ms/run  "
+                    f"{writes / max(batches, 1):.2f} writes per commit"
+                )
+        finally:
+            for arm in arms.values():
+                arm.scheduler.close()
+                arm.store.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=300)
@@ -788,7 +836,7 @@ def main() -> None:
     parser.add_argument("--sqlite-only", action="store_true", help="skip PostgreSQL")
     parser.add_argument(
         "--only",
-        choices=("sqlite", "dbos", "aggregate", "floor", "workers"),
+        choices=("sqlite", "dbos", "aggregate", "floor", "workers", "lanes"),
         help="one part: the SQLite figures, DBOS side by side (with the floor), --workflows "
         "workflows at once against DBOS, where a run's time goes and the floor, or 1 vs 2 "
         "workers",
@@ -826,6 +874,8 @@ def main() -> None:
             aggregate(tmp, args.events, args.workflows, args.rounds, lanes)
         if args.only == "floor":
             print_floor(tmp, args.events)
+        if args.only == "lanes":
+            lanes_part(tmp, args.events, args.workflows, args.rounds)
         if args.only in (None, "workers") and not args.sqlite_only:
             postgres_part(args, tmp)
 

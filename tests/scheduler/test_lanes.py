@@ -56,6 +56,22 @@ def world(tmp_path_factory: pytest.TempPathFactory, workflows: int) -> Iterator[
         yield found
 
 
+def work_until(w: Installation, scheduler: Scheduler, *, recorded: int, **options: Any) -> None:
+    """Run `scheduler` as a worker (`run_forever` on a thread) until the sheet holds
+    `recorded` rows (at most a minute), then stop it and wait for it to end."""
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=scheduler.run_forever, kwargs={"stop": stop, "poll_s": 0.05, **options}
+    )
+    thread.start()
+    deadline = time.monotonic() + 60
+    while len(w.recorded()) < recorded and time.monotonic() < deadline:
+        time.sleep(0.02)
+    stop.set()
+    thread.join(30)
+    assert not thread.is_alive(), "the worker did not stop"
+
+
 @settings(
     max_examples=12,
     deadline=None,
@@ -152,19 +168,8 @@ def test_a_worker_with_lanes_works_until_stopped_and_then_holds_nothing(
         for n in range(12):
             w.publish(f"w{n % 4}", f"j{n}")
         scheduler = w.scheduler(concurrency=3)
-        stop = threading.Event()
         seen: list[Activity] = []
-        thread = threading.Thread(
-            target=scheduler.run_forever,
-            kwargs={"stop": stop, "poll_s": 0.05, "on_activity": seen.append},
-        )
-        thread.start()
-        deadline = time.monotonic() + 60
-        while len(w.recorded()) < 12 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        stop.set()
-        thread.join(30)
-        assert not thread.is_alive()
+        work_until(w, scheduler, recorded=12, on_activity=seen.append)
         assert sorted(j for _, j in w.recorded()) == sorted(f"j{n}" for n in range(12))
         assert sum(a.run is not None for a in seen) == 12
         assert scheduler.leases.held == []
@@ -215,15 +220,7 @@ def test_a_worker_with_lanes_reports_a_lane_error_and_carries_on(
             return perform(task)
 
         scheduler._perform = once  # type: ignore[method-assign]
-        stop = threading.Event()
-        options: dict[str, Any] = {"stop": stop, "poll_s": 0.05, "on_error": errors.append}
-        thread = threading.Thread(target=scheduler.run_forever, kwargs=options)
-        thread.start()
-        deadline = time.monotonic() + 60
-        while len(w.recorded()) < 2 and time.monotonic() < deadline:
-            time.sleep(0.02)
-        stop.set()
-        thread.join(30)
+        work_until(w, scheduler, recorded=2, on_error=errors.append)
         assert sorted(w.recorded()) == [("w0", "a"), ("w1", "b")]
         assert [str(e) for e in errors] == ["once"]
 

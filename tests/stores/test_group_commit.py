@@ -14,7 +14,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -62,25 +62,15 @@ def insert(conn: sa.Connection, item: str, parent: int = 1) -> None:
     conn.exec_driver_sql("INSERT INTO item VALUES (?, ?)", (item, parent))
 
 
-class Queued:
-    """Holds the connection as the first member of a batch until `n` more writes queue."""
-
-    def __init__(self, commit: GroupCommit) -> None:
-        self.commit = commit
-
-    def wait_for(self, n: int) -> None:
-        deadline = time.monotonic() + 5
-        while self.commit._queued < n:
-            assert time.monotonic() < deadline, "the second write never queued"
-            time.sleep(0.001)
+Body = Callable[[sa.Connection], None]
 
 
-def in_thread(target: object) -> tuple[threading.Thread, list[BaseException | None]]:
+def in_thread(target: Callable[[], None]) -> tuple[threading.Thread, list[BaseException | None]]:
     outcome: list[BaseException | None] = []
 
     def run() -> None:
         try:
-            target()  # type: ignore[operator]
+            target()
         except BaseException as exc:
             outcome.append(exc)
         else:
@@ -91,33 +81,56 @@ def in_thread(target: object) -> tuple[threading.Thread, list[BaseException | No
     return thread, outcome
 
 
-def test_a_write_that_fails_in_a_batch_is_undone_alone(engine: sa.Engine) -> None:
-    commit = group(engine)
-    second_done: list[BaseException | None] = []
-
-    def second() -> None:
-        with commit.member() as conn:
-            insert(conn, "b")
-            insert(conn, "a")
-
-    first = threading.Event()
+def in_one_batch(
+    commit: GroupCommit, first: Body, second: Body
+) -> tuple[BaseException | None, BaseException | None]:
+    """`first` and `second` as two members of one batch: the first holds its turn until
+    the second queued behind it. What each raised (None: it returned)."""
+    opened = threading.Event()
 
     def first_member() -> None:
         with commit.member() as conn:
-            insert(conn, "a")
-            first.set()
-            Queued(commit).wait_for(1)
+            first(conn)
+            opened.set()
+            deadline = time.monotonic() + 5
+            while commit._queued < 1:
+                assert time.monotonic() < deadline, "the second write never queued"
+                time.sleep(0.001)
 
-    t1, out1 = in_thread(first_member)
-    first.wait(5)
-    t2, second_done = in_thread(second)
-    t1.join(10)
-    t2.join(10)
-    assert out1 == [None]
-    assert isinstance(second_done[0], IntegrityError)
+    def second_member() -> None:
+        with commit.member() as conn:
+            second(conn)
+
+    one, first_outcome = in_thread(first_member)
+    opened.wait(5)
+    two, second_outcome = in_thread(second_member)
+    one.join(10)
+    two.join(10)
+    return first_outcome[0], second_outcome[0]
+
+
+def test_a_write_that_fails_in_a_batch_is_undone_alone(engine: sa.Engine) -> None:
+    commit = group(engine)
+
+    def duplicate(conn: sa.Connection) -> None:
+        insert(conn, "b")
+        insert(conn, "a")
+
+    first, second = in_one_batch(commit, lambda conn: insert(conn, "a"), duplicate)
+    commit.close()
+    assert first is None
+    assert isinstance(second, IntegrityError)
     assert items(engine) == {"a"}
     assert (commit.commits, commit.members) == (1, 1)
+
+
+def test_a_write_queued_behind_another_shares_its_commit(engine: sa.Engine) -> None:
+    commit = group(engine)
+    outcomes = in_one_batch(commit, lambda conn: insert(conn, "a"), lambda conn: insert(conn, "b"))
     commit.close()
+    assert outcomes == (None, None)
+    assert items(engine) == {"a", "b"}
+    assert (commit.commits, commit.members) == (1, 2)
 
 
 def test_a_batch_whose_commit_fails_tells_every_member_and_keeps_nothing(
@@ -126,26 +139,14 @@ def test_a_batch_whose_commit_fails_tells_every_member_and_keeps_nothing(
     """A deferred foreign key fails the COMMIT itself: the member that wrote a good row
     is told too, and its row is not there."""
     commit = group(engine)
-    first = threading.Event()
 
-    def first_member() -> None:
-        with commit.member() as conn:
-            insert(conn, "good")
-            first.set()
-            Queued(commit).wait_for(1)
+    def orphan(conn: sa.Connection) -> None:
+        conn.exec_driver_sql("PRAGMA defer_foreign_keys = ON")
+        insert(conn, "orphan", parent=99)
 
-    def second() -> None:
-        with commit.member() as conn:
-            conn.exec_driver_sql("PRAGMA defer_foreign_keys = ON")
-            insert(conn, "orphan", parent=99)
-
-    t1, out1 = in_thread(first_member)
-    first.wait(5)
-    t2, out2 = in_thread(second)
-    t1.join(10)
-    t2.join(10)
-    assert isinstance(out1[0], IntegrityError), out1
-    assert isinstance(out2[0], IntegrityError), out2
+    first, second = in_one_batch(commit, lambda conn: insert(conn, "good"), orphan)
+    assert isinstance(first, IntegrityError), first
+    assert isinstance(second, IntegrityError), second
     assert items(engine) == set()
     assert commit.commits == 0
     with commit.member() as conn:
@@ -339,29 +340,3 @@ def test_every_write_acknowledged_before_a_sigkill_is_in_the_database(
         store.close()
     missing = [m for m in told if m not in found]
     assert not missing, f"{len(missing)} acknowledged publishes were lost: {missing[:5]}"
-
-
-def test_a_write_queued_behind_another_shares_its_commit(engine: sa.Engine) -> None:
-    commit = group(engine)
-    first = threading.Event()
-
-    def first_member() -> None:
-        with commit.member() as conn:
-            insert(conn, "a")
-            first.set()
-            Queued(commit).wait_for(1)
-
-    def second() -> None:
-        with commit.member() as conn:
-            insert(conn, "b")
-
-    t1, out1 = in_thread(first_member)
-    first.wait(5)
-    t2, out2 = in_thread(second)
-    t1.join(10)
-    t2.join(10)
-    commit.close()
-    assert out1 == [None]
-    assert out2 == [None]
-    assert items(engine) == {"a", "b"}
-    assert (commit.commits, commit.members) == (1, 2)

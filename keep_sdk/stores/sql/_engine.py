@@ -25,6 +25,10 @@ BUSY_TIMEOUT_S = "keep_busy_timeout_s"
 waits for another to finish."""
 
 _DEFAULT_BUSY_TIMEOUT_MS = 30_000
+
+_POOL = 32
+"""SQLite connections kept open for reuse (and as many more opened when busier): one per
+lane of a worker and per thread reading, so none is opened and closed per transaction."""
 _DEFAULT_JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
 """Bytes the WAL file is truncated back to after a checkpoint (it never stays at its
 high-water mark)."""
@@ -62,7 +66,9 @@ def _sqlite_engine(url: URL) -> Engine:
         raise ConfigurationError(f"sqlite synchronous={synchronous!r} is not a SQLite mode")
     url = url.set(query={})
     Path(str(url.database)).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": busy_ms / 1000})
+    engine = create_engine(
+        url, connect_args={"timeout": busy_ms / 1000}, pool_size=_POOL, max_overflow=_POOL
+    )
     engine.update_execution_options(**{BUSY_TIMEOUT_S: busy_ms / 1000})
 
     @event.listens_for(engine, "connect")
