@@ -2,8 +2,9 @@
 
 Many workflows get random next-run and wake times (stray ones on the handler of the other
 kind too, which neither query may act on), pending events, pauses and versions that drop
-their producer; `due_producers` and `consumers_to_wake` at
-several instants (boundaries included) must equal what the model derives.
+their producer, the first three one of each case for certain; `due_producers` and
+`consumers_to_wake` at several instants (boundaries included) must equal what the model
+derives.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 import uuid
+from dataclasses import dataclass
 
 import pytest
 
@@ -29,6 +31,30 @@ _SEEDS = range(1)
 _WORKFLOWS = 30
 
 
+@dataclass(frozen=True)
+class _Case:
+    """A workflow the random ones cannot leave out: `choice` below 0.15 pauses it, below
+    0.3 redeploys it without its producer; `early` makes its producer and consumer due from
+    the first instant checked."""
+
+    choice: float
+    early: bool
+    stray: bool
+    pending: bool
+
+    def due(self, times: list[dt.datetime]) -> dt.datetime | None:
+        return times[0] if self.early else None
+
+
+_FIXED = (
+    _Case(choice=0.0, early=True, stray=False, pending=True),
+    _Case(choice=0.2, early=True, stray=False, pending=False),
+    _Case(choice=0.5, early=False, stray=True, pending=False),
+)
+"""A paused workflow with everything due, a redeployed one whose dropped producer was due,
+and one whose only times are stray ones on the other handler kind."""
+
+
 class PlanningTests(StoreTestBase):
     """due_producers and consumers_to_wake against a model, over many workflows."""
 
@@ -44,21 +70,22 @@ class PlanningTests(StoreTestBase):
         pending: dict[str, bool] = {}
         mine: set[str] = set()
         times = [now + dt.timedelta(minutes=m) for m in range(-30, 31, 5)]
-        for _ in range(_WORKFLOWS):
+        for index in range(_WORKFLOWS):
             name = f"wf-{uuid.uuid4().hex[:12]}"
             mine.add(name)
             store.deploy(name, "v1", {}, handlers=STANDARD_HANDLERS)
-            due = rng.choice([None, *times])
+            fixed = _FIXED[index] if index < len(_FIXED) else None
+            due = rng.choice([None, *times]) if fixed is None else fixed.due(times)
             store.set_next_run_at(name, PRODUCER, due)
-            wake = rng.choice([None, None, *times])
+            wake = rng.choice([None, None, *times]) if fixed is None else fixed.due(times)
             store.set_wake_at(name, CONSUMER, wake)
-            if rng.random() < 0.5:
+            if rng.random() < 0.5 if fixed is None else fixed.stray:
                 store.set_next_run_at(name, CONSUMER, rng.choice(times))
                 store.set_wake_at(name, PRODUCER, rng.choice(times))
-            pending[name] = rng.random() < 0.25
+            pending[name] = rng.random() < 0.25 if fixed is None else fixed.pending
             if pending[name]:
                 store.publish(name, Publication(topic="in", message_id="p", title="p"))
-            choice = rng.random()
+            choice = rng.random() if fixed is None else fixed.choice
             if choice < 0.15:
                 store.pause_workflow(name, actor="ops")
                 continue
