@@ -67,6 +67,7 @@ __all__ = [
     "plan_retry",
     "publish_outcome",
     "reconcile_attempts_after",
+    "refuse_foreign_events",
     "resolution_effect",
 ]
 
@@ -454,3 +455,15 @@ def reconcile_attempts_after(entry: LedgerEntry) -> int:
     """Attempts after a move to needs_reconcile: a repeat means one more attempt answered retry."""
     repeat = entry.status is LedgerStatus.NEEDS_RECONCILE
     return entry.reconcile_attempts + (1 if repeat else 0)
+
+
+def refuse_foreign_events(workflow: str, events: Sequence[Event]) -> None:
+    """Raise `ValueError` naming the first of `events` that belongs to another workflow
+    than `workflow` (what `SupportsBulkLoad.bulk_load_events` refuses)."""
+    for event in events:
+        if event.workflow != workflow:
+            raise ValueError(
+                f"bulk_load_events({workflow!r}) was given event {event.id!r} of workflow "
+                f"{event.workflow!r}: nothing was loaded; load each workflow's events in a "
+                "call of its own"
+            )

@@ -23,7 +23,6 @@ from keep_sdk.model import Event, EventStatus, LedgerEntry, RunRecord, RunStatus
 from keep_sdk.stores import _rules as rules
 from keep_sdk.stores._capabilities import StoreCapability
 from keep_sdk.stores._commit import TransactionalStore
-from keep_sdk.stores._commit.queries import refuse_foreign_events
 from keep_sdk.stores._commit.work import require_workflow
 from keep_sdk.stores._memory_durable import DurableTables, MemoryDurableRows
 from keep_sdk.stores._models import (
@@ -387,7 +386,7 @@ class MemoryStore(TransactionalStore):
     def bulk_load_events(self, workflow: str, events: Sequence[Event]) -> None:
         """Insert `events` as given (status included), bypassing publish; one transaction.
         `ValueError` when one belongs to another workflow, nothing loaded."""
-        refuse_foreign_events(workflow, events)
+        rules.refuse_foreign_events(workflow, events)
         with self.transaction() as tx:
             require_workflow(tx, workflow)
             for event in events:

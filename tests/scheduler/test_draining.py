@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keep_sdk.conformance import ManualClock, PostgresServer
+from keep_sdk.conformance import ManualClock
 from keep_sdk.connectors import ConnectorSet
 from keep_sdk.connectors.builtin import FaultKind, Gmail, Sheets, Slack
 from keep_sdk.model import EventStatus, RunStatus
@@ -233,15 +233,6 @@ def test_a_long_drain_costs_the_scheduler_a_few_statements_per_run(tmp_path: Pat
             per_run[drain_runs] = own() / len(done)
     assert per_run[16] <= 3.5, per_run
     assert per_run[1] >= 3 * per_run[16], per_run
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database(request: pytest.FixtureRequest) -> str | None:
-    """None for a SQLite file, or a fresh PostgreSQL database's URL."""
-    if request.param == "sqlite":
-        return None
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    return server.create_database("keep_draining")
 
 
 def test_a_lost_lease_ends_the_drain_and_the_new_holder_runs_the_rest(

@@ -18,7 +18,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from keep_sdk.conformance import PostgresServer
 from keep_sdk.errors import ConfigurationError
 from keep_sdk.model import RunStatus
 from keep_sdk.scheduler import Activity, Scheduler, Task
@@ -112,15 +111,6 @@ def test_lanes_record_every_job_once_in_order_and_never_run_one_workflow_twice_a
         assert sum(a.run is not None for a in done) == len(order)
         assert all(a.run.status is RunStatus.COMMITTED for a in done if a.run is not None)
         assert scheduler.due() == []
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database(request: pytest.FixtureRequest) -> str | None:
-    """None for a SQLite file, or a fresh PostgreSQL database's URL."""
-    if request.param == "sqlite":
-        return None
-    server: PostgresServer = request.getfixturevalue("postgres_server")
-    return server.create_database("keep_lanes")
 
 
 def test_four_lanes_over_a_backlog_of_five_workflows_on_either_database(

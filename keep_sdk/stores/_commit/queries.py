@@ -38,7 +38,7 @@ from keep_sdk.stores._models import (
 )
 from keep_sdk.stores._transaction import Transaction
 
-__all__ = ["Queries", "consumer_wake", "refuse_foreign_events"]
+__all__ = ["Queries", "consumer_wake"]
 
 _Row = TypeVar("_Row")
 
@@ -356,18 +356,6 @@ def _current(tx: Transaction, kind: HandlerKind) -> list[HandlerRecord]:
     live = {w.name: w.version for w in tx.workflows() if not w.paused}
     found = [h for h in tx.handlers() if h.kind is kind and live.get(h.workflow) == h.version]
     return sorted(found, key=lambda h: (h.workflow, h.name))
-
-
-def refuse_foreign_events(workflow: str, events: Sequence[Event]) -> None:
-    """Raise `ValueError` naming the first of `events` that belongs to another workflow
-    than `workflow` (what `SupportsBulkLoad.bulk_load_events` refuses)."""
-    for event in events:
-        if event.workflow != workflow:
-            raise ValueError(
-                f"bulk_load_events({workflow!r}) was given event {event.id!r} of workflow "
-                f"{event.workflow!r}: nothing was loaded; load each workflow's events in a "
-                "call of its own"
-            )
 
 
 def consumer_wake(

@@ -21,6 +21,8 @@ from contextlib import contextmanager, suppress
 from sqlalchemy import Connection
 from sqlalchemy.engine import NestedTransaction, RootTransaction
 
+from keep_sdk.errors import StoreUnavailable
+
 __all__ = ["GroupCommit", "GroupCommitTimeout"]
 
 _STRANDED_S = 0.05
@@ -111,7 +113,10 @@ class GroupCommit:
         with self._lock:
             batch = self._batch
             if batch is not None:
-                closed = GroupCommitTimeout("the store was closed before the commit")
+                closed = StoreUnavailable(
+                    "the store was closed before this write's commit: nothing of it was kept",
+                    reason="the store was closed",
+                )
                 self._end(batch, closed, rollback=True)
 
     def _await(self, batch: _Batch) -> None:
@@ -162,9 +167,6 @@ class GroupCommit:
         with self._queue:
             followed = self._queued > 0
         if followed:
-            return
-        if batch.members == 0:
-            self._end(batch, None, rollback=True)
             return
         try:
             batch.root.commit()

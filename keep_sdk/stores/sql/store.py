@@ -37,10 +37,11 @@ from keep_sdk.model import (
 )
 from keep_sdk.stores._capabilities import StoreCapability
 from keep_sdk.stores._commit import TransactionalStore
-from keep_sdk.stores._commit.queries import consumer_wake, refuse_foreign_events
+from keep_sdk.stores._commit.queries import consumer_wake
 from keep_sdk.stores._commit.work import require_workflow
 from keep_sdk.stores._models import AuditEntry, ConsumerWake, HandlerRecord, StatusCounts
 from keep_sdk.stores._protocol import Clock, FaultHook, utc_now
+from keep_sdk.stores._rules import refuse_foreign_events
 from keep_sdk.stores._transaction import Transaction
 from keep_sdk.stores.sql import _rows as rows
 from keep_sdk.stores.sql import _schema as t
