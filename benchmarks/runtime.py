@@ -1,7 +1,7 @@
 """Runtime benchmark: committed consumer runs per second end to end, against DBOS, 1 vs 2 workers.
 
     python benchmarks/runtime.py [--events 300] [--workflows 8] [--rounds 8] [--pooled]
-                                 [--postgres URL] [--sqlite-only]
+                                 [--max-runs N] [--postgres URL] [--sqlite-only]
                                  [--only sqlite|dbos|aggregate|floor|workers]
 
 ``--only`` runs one part: ``sqlite`` (items 1-4), ``dbos`` (5 and 6), ``aggregate`` (7),
@@ -50,9 +50,10 @@ it prints:
 7. many workflows at once (``--only aggregate --workflows 16``): keep_sdk with
    --workflows workflows deployed and each round's --events jobs spread over them,
    drained by one in-process scheduler one workflow at a time and --concurrency
-   (default --workflows) at once, with the write transactions per group commit; DBOS running as many
-   workflows, --workflows at a time on as many threads; rounds, ratios and CPU as in 5
-   (target >= 3);
+   (default --workflows) at once, with the write transactions per group commit, and with
+   ``--pooled`` --concurrency at once with the pooled worker (``keep worker``'s default;
+   CPU counts the worker processes); DBOS running as many workflows, --workflows at a
+   time on as many threads; rounds, ratios and CPU as in 5 (target >= 3);
 8. PostgreSQL only: the same backlog spread over --workflows workflows (8), drained
    by 1 and then by 2 ``keep worker`` processes (leases, heartbeats), alternated
    three times: runs/s, the speed-up of 2 over 1 (at most 2 on 2 cores; the
@@ -68,6 +69,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import resource
 import shutil
@@ -93,6 +95,7 @@ from keep_sdk.runtime import Runtime
 from keep_sdk.sandbox import InProcessIsolation, Isolation, ProcessIsolation
 from keep_sdk.sandbox.bytecode import ModuleLoader, PreludeLoader
 from keep_sdk.sandbox.engine import prelude_source
+from keep_sdk.sandbox.process import MAX_RUNS
 from keep_sdk.sandbox.realm import realm_policy
 from keep_sdk.sandbox.setup import config_text, setup_for
 from keep_sdk.sandbox.stack import safe_stack_bytes
@@ -210,6 +213,15 @@ def copy_history(store: SqlStore, runs: int) -> None:
         raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[union-attr]
     finally:
         raw.close()
+
+
+POOLED_MAX_RUNS = [MAX_RUNS]
+"""Phases a pooled worker serves before it is replaced (``--max-runs``)."""
+
+
+def pooled_worker(prestart: int) -> ProcessIsolation:
+    """The pooled worker as ``keep worker`` builds it, with ``--max-runs``."""
+    return ProcessIsolation(prestart=prestart, max_runs=POOLED_MAX_RUNS[0])
 
 
 class WorkBehind:
@@ -716,7 +728,7 @@ def dbos_side_by_side(tmp: Path, events: int, rounds: int, pooled: bool) -> None
     in `rounds` rounds on the same disk; then the floor."""
     keep = WorkBehind(tmp, history=0, idle=0)
     dbos = Dbos(tmp)
-    pool = ProcessIsolation(prestart=1) if pooled else None
+    pool = pooled_worker(1) if pooled else None
     arms: dict[str, Callable[[], Measure]] = {"in process": lambda: keep.timed_batch(events)}
     stores = [keep.store]
     try:
@@ -742,26 +754,40 @@ def dbos_side_by_side(tmp: Path, events: int, rounds: int, pooled: bool) -> None
     print_floor(tmp, events, statistics.median([rate for rate, _ in theirs]))
 
 
-def aggregate(tmp: Path, events: int, workflows: int, rounds: int, concurrency: int) -> None:
+def aggregate(
+    tmp: Path, events: int, workflows: int, rounds: int, concurrency: int, pooled: bool
+) -> None:
     """`workflows` workflows at once: keep_sdk with `workflows` deployed and each round's
     `events` jobs spread over them, drained by one scheduler in process, one workflow at a
-    time and `concurrency` at once (`Scheduler(concurrency=…)`, SQLite group commit); DBOS
-    running `events` three-step workflows `workflows` at a time (one thread each); back to
-    back in `rounds` rounds."""
+    time and `concurrency` at once (`Scheduler(concurrency=…)`, SQLite group commit), and
+    with `pooled` also `concurrency` at once with the pooled worker (`keep worker`'s
+    default: each lane's phases in a worker process of its own); DBOS running `events`
+    three-step workflows `workflows` at a time (one thread each); back to back in `rounds`
+    rounds."""
     folder = tmp / "aggregate"
     folder.mkdir()
+    pool = pooled_worker(concurrency) if pooled else None
     one = WorkBehind(folder, history=0, idle=0, workflows=workflows)
     many = WorkBehind(folder, history=0, idle=0, workflows=workflows, concurrency=concurrency)
+    arms = {
+        "one at a time": one,
+        f"{concurrency} at once": many,
+    }
+    if pool is not None:
+        arms[f"{concurrency} pooled"] = WorkBehind(
+            folder, history=0, idle=0, workflows=workflows, concurrency=concurrency, isolation=pool
+        )
     dbos = Dbos(folder)
+    exclude = (dbos.proc.pid,)
     try:
-        one.batch(workflows)
-        many.batch(workflows)
+        for arm in arms.values():
+            arm.batch(workflows)
         dbos.concurrent(workflows, workflows)
         before = many.store.group_commits
         ours, theirs, load = paired_rounds(
             {
-                "one at a time": lambda: one.timed_batch(events),
-                f"{concurrency} at once": lambda: many.timed_batch(events),
+                name: functools.partial(arm.timed_batch, events, exclude=exclude)
+                for name, arm in arms.items()
             },
             lambda: dbos.concurrent(events, workflows),
             rounds,
@@ -769,8 +795,10 @@ def aggregate(tmp: Path, events: int, workflows: int, rounds: int, concurrency: 
         batches, writes = (a - b for a, b in zip(many.store.group_commits, before, strict=True))
     finally:
         dbos.close()
-        one.store.close()
-        many.store.close()
+        for arm in arms.values():
+            arm.store.close()
+        if pool is not None:
+            pool.close()
     print(
         f"aggregate   DBOS {dbos.version}, {workflows} workflows, {events} runs a side a round "
         f"(DBOS: {workflows} threads; keep: one scheduler, {concurrency} lanes or one)"
@@ -845,7 +873,9 @@ def main() -> None:
         "--rounds", type=int, default=8, help="rounds of the DBOS and aggregate comparisons"
     )
     parser.add_argument(
-        "--pooled", action="store_true", help="DBOS side by side: also keep's pooled worker"
+        "--pooled",
+        action="store_true",
+        help="DBOS side by side and aggregate: also keep's pooled worker",
     )
     parser.add_argument(
         "--no-realms",
@@ -858,9 +888,16 @@ def main() -> None:
         default=None,
         help="aggregate: the scheduler's lanes (default: --workflows)",
     )
+    parser.add_argument(
+        "--max-runs",
+        type=int,
+        default=MAX_RUNS,
+        help=f"phases a pooled worker serves before it is replaced (default {MAX_RUNS})",
+    )
     parser.add_argument("--history", type=int, default=100_000, help="runs of history")
     parser.add_argument("--idle", type=int, default=99, help="idle workflows beside the bench")
     args = parser.parse_args()
+    POOLED_MAX_RUNS[0] = args.max_runs
     if args.no_realms:
         realm_policy.after = None
     with tempfile.TemporaryDirectory() as tmp_dir:
@@ -871,7 +908,7 @@ def main() -> None:
             dbos_side_by_side(tmp, args.events, args.rounds, args.pooled)
         if args.only in (None, "aggregate"):
             lanes = args.concurrency or args.workflows
-            aggregate(tmp, args.events, args.workflows, args.rounds, lanes)
+            aggregate(tmp, args.events, args.workflows, args.rounds, lanes, args.pooled)
         if args.only == "floor":
             print_floor(tmp, args.events)
         if args.only == "lanes":
@@ -887,7 +924,7 @@ def sqlite_part(args: argparse.Namespace, tmp: Path) -> None:
     sqlite_raw = raw_commits(baseline_store, args.raw)
     baseline_store.close()
     sqlite_runs = runs_per_second(sqlite_url, args.events)
-    with ProcessIsolation(prestart=1) as pool:
+    with pooled_worker(1) as pool:
         pooled = runs_per_second(f"sqlite:///{tmp / 'pooled.db'}", args.events, pool)
     print(f"sqlite      raw commits/s {sqlite_raw:8.1f}")
     print(

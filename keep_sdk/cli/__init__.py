@@ -8,11 +8,15 @@ grant) and `conformance`; `views` renders for people, `support` and `options`
 hold what the commands share.
 """
 
+import os as _os
 import signal as _signal
 
 
 def _interrupted_while_starting(_signum: int, _frame: object) -> None:
-    raise SystemExit(130)
+    """Ctrl-C while the command line's modules load: nothing was done yet, so end at once
+    (130). Raising would not do: Python wraps an exception raised in a class body's
+    ``__set_name__`` in a ``RuntimeError`` of its own, whose traceback it prints."""
+    _os._exit(130)
 
 
 _previous = _signal.getsignal(_signal.SIGINT)

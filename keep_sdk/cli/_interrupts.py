@@ -7,7 +7,10 @@ interrupt ends the command; a second Ctrl-C ends the process at once with 130. O
 is decided, Ctrl-C ends the process at once with that status while the interpreter
 joins its threads, and is ignored from its exit handlers on: Python restores the
 default handler while it finalises, and a Ctrl-C there would kill the process by the
-signal instead of leaving the status the command decided.
+signal instead of leaving the status the command decided. Python does not always let the
+interrupt through as itself: raised in a class body's ``__set_name__`` (while a command
+imports a module) it becomes a ``RuntimeError`` with the interrupt as its cause, and raised
+in a finaliser it is printed and dropped; both end the command with 130 too.
 """
 
 from __future__ import annotations
@@ -70,23 +73,60 @@ def _unmark_the_process() -> None:
     eval("None")
 
 
+def _raised_by_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` is a `KeyboardInterrupt` or was raised because of one: Python wraps an
+    exception raised in some places (``__set_name__`` in a class body being defined, as
+    an import does) in one of its own, with the interrupt as its cause."""
+    seen: set[int] = set()
+    found: BaseException | None = exc
+    while found is not None and id(found) not in seen:
+        if isinstance(found, KeyboardInterrupt):
+            return True
+        seen.add(id(found))
+        found = found.__cause__ or found.__context__
+    return False
+
+
+def _interrupt_lost(
+    previous: Callable[[sys.UnraisableHookArgs], object],
+) -> Callable[[sys.UnraisableHookArgs], object]:
+    """An unraisable-exception hook that ends the process with `EXIT_INTERRUPTED` when the
+    exception Python could not raise is a Ctrl-C (it came while a finaliser ran, and Python
+    would print it and go on as if the key had not been pressed); others go to `previous`."""
+
+    def hook(unraisable: sys.UnraisableHookArgs) -> object:
+        if unraisable.exc_value is not None and _raised_by_interrupt(unraisable.exc_value):
+            _flush()
+            os._exit(EXIT_INTERRUPTED)
+        return previous(unraisable)
+
+    return hook
+
+
 def ending(command: Callable[[], int]) -> NoReturn:
     """Run `command` and end the process with the status it returns, Ctrl-C as the module says.
 
     `command` returns the status or raises `SystemExit`; a `KeyboardInterrupt` it lets
-    out ends the process with `EXIT_INTERRUPTED`. Call it only as a process's entry
-    point: it changes the SIGINT handler for the rest of the process.
+    out, or an exception Python raised because of one, ends the process with
+    `EXIT_INTERRUPTED`, and so does a Ctrl-C that came while a finaliser ran. Call it only
+    as a process's entry point: it changes the SIGINT handler for the rest of the process.
     """
     interrupts = _Interrupts()
     signal.signal(signal.SIGINT, interrupts.handle)
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = _interrupt_lost(previous_hook)
     ended: SystemExit
     try:
         try:
             ended = SystemExit(command())
         except SystemExit as exc:
             ended = exc
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        if not _raised_by_interrupt(exc):
+            raise
         ended = SystemExit(EXIT_INTERRUPTED)
+    finally:
+        sys.unraisablehook = previous_hook
     interrupts.status = _status(ended.code)
     _unmark_the_process()
     signal.signal(signal.SIGINT, interrupts.handle)

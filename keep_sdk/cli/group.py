@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 import click
 
+from keep_sdk.cli._interrupts import ending
 from keep_sdk.errors import KeepError
 
 __all__ = ["COMMAND_MODULES", "CONFIG_META", "cli", "keep_version", "main"]
@@ -152,8 +153,6 @@ def main(argv: list[str] | None = None) -> NoReturn:
 
     Ctrl-C: 130 when it ends a command, and never a traceback (`keep_sdk.cli._interrupts`).
     """
-    from keep_sdk.cli._interrupts import ending
-
     ending(lambda: _command_status(argv))
 
 

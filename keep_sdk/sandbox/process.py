@@ -41,11 +41,19 @@ from keep_sdk.sandbox.outcome import (
     Trace,
 )
 
-__all__ = ["ProcessIsolation"]
+__all__ = ["MAX_RUNS", "ProcessIsolation"]
 
 _DEFAULT_ADDRESS_SPACE: Final = 2 * 1024 * 1024 * 1024
 _READY_TIMEOUT_S: Final = 30.0
 _FRAME_SLACK: Final = 64 * 1024 * 1024
+MAX_RUNS: Final = 10_000
+"""Phases a pooled worker serves before it is replaced. A replacement costs 0.25-0.4 s of CPU
+(an interpreter and its imports) and 7-8 ms for each realm it builds again, so at 500 it
+was ≈ 2.8 ms of every consumer run (`benchmarks/RESULTS.md`, 2026-11-28); at 10,000 it is
+≈ 0.1 ms. Nothing a phase can reach outlives it in the worker (each phase gets a fresh
+module in a frozen realm, and a realm is built again after `REALM_PHASES` phases), so
+retiring bounds only what the interpreter's heap accumulates, which `RLIMIT_AS` caps in any
+case."""
 
 
 def frame_cap(limits: SandboxLimits) -> int:
@@ -138,7 +146,7 @@ class ProcessIsolation:
 
     With `reuse` (the default) a finished worker goes back to a pool and serves the
     next phase (each phase still gets a fresh QuickJS context); a worker that was
-    killed, died, failed internally or served `max_runs` phases is replaced. A
+    killed, died, failed internally or served `max_runs` phases (`MAX_RUNS`) is replaced. A
     worker four fifths through its `max_runs` gets its replacement started on a
     background thread, so the phase after it retires does not wait for a process
     to start (≈ 0.3 s). With
@@ -153,7 +161,7 @@ class ProcessIsolation:
         self,
         *,
         reuse: bool = True,
-        max_runs: int = 500,
+        max_runs: int = MAX_RUNS,
         grace_s: float = 1.0,
         address_space_bytes: int = _DEFAULT_ADDRESS_SPACE,
         prestart: int = 0,

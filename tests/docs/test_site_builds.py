@@ -1,4 +1,4 @@
-"""The site builds with ``mkdocs build --strict`` (as .ci/run does): no broken link,
+"""The site builds with ``mkdocs build --strict`` (CI builds it only here): no broken link,
 anchor or nav entry, no warning from mkdocstrings; and it builds without network."""
 
 from __future__ import annotations
