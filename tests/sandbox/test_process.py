@@ -198,6 +198,32 @@ def test_the_address_space_cap_bounds_a_worker_beyond_the_policy() -> None:
         assert after.outcome == Completed(result=3)
 
 
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
+@pytest.mark.slow
+def test_a_long_lived_worker_keeps_its_memory_flat() -> None:
+    """A worker lives `MAX_RUNS` phases: what its phases leave behind must not grow with
+    them (realms are rebuilt after `REALM_PHASES`, caches are bounded)."""
+    rss: list[int] = []
+    with ProcessIsolation(prestart=1, max_runs=10_000) as isolation:
+        pid = isolation._idle[0].process.pid
+        for i in range(1, 2501):
+            body = (
+                f"const xs = []; for (let j = 0; j < 50; j++) xs.push({{j, s: 'v{i % 4}'}});\n"
+                f"await ctx.gmail.search({{}});\nreturn xs.length + {i % 4};"
+            )
+            result = isolation.run(request(producer(body)), RecordingHost())
+            assert result.outcome == Completed(result=50 + i % 4)
+            if i in (800, 2500):
+                rss.append(_rss_kib(pid))
+    assert rss[1] - rss[0] < 2048, rss
+
+
 def test_a_retiring_worker_is_replaced_before_it_retires(monkeypatch: pytest.MonkeyPatch) -> None:
     starts: list[str] = []
     start = ProcessIsolation._start
