@@ -220,7 +220,8 @@ POOLED_MAX_RUNS = [MAX_RUNS]
 
 
 def pooled_worker(prestart: int) -> ProcessIsolation:
-    """The pooled worker as ``keep worker`` builds it, with ``--max-runs``."""
+    """The pooled worker ``keep worker`` runs phases in (`ProcessIsolation`), `prestart`
+    worker processes started at once and ``--max-runs`` phases each."""
     return ProcessIsolation(prestart=prestart, max_runs=POOLED_MAX_RUNS[0])
 
 
