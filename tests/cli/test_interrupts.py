@@ -51,6 +51,11 @@ NOT_AN_INTERRUPT = """
 """
 
 
+def _ending(body: str) -> str:
+    """A program whose command runs `body` under `ending`."""
+    return ENDING.format(body=textwrap.indent(textwrap.dedent(body), "    "))
+
+
 def _run(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
@@ -59,14 +64,14 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("body", [SET_NAME, FINALISER], ids=["set_name", "finaliser"])
 def test_a_ctrl_c_python_wraps_or_swallows_ends_the_command_with_130(body: str) -> None:
-    done = _run(ENDING.format(body=textwrap.indent(textwrap.dedent(body), "    ")))
+    done = _run(_ending(body))
     assert done.returncode == 130, done.stderr
     assert done.stderr == ""
     assert "went on" not in done.stdout
 
 
 def test_an_error_of_the_command_is_not_taken_for_an_interrupt() -> None:
-    done = _run(ENDING.format(body=textwrap.indent(textwrap.dedent(NOT_AN_INTERRUPT), "    ")))
+    done = _run(_ending(NOT_AN_INTERRUPT))
     assert done.returncode == 1
     assert "RuntimeError: a bug of the command" in done.stderr
 

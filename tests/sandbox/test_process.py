@@ -22,6 +22,7 @@ from keep_sdk.sandbox import (
     LimitFailure,
     ProcessIsolation,
 )
+from keep_sdk.sandbox.process import MAX_RUNS
 from tests.sandbox.helpers import (
     FAST_LIMITS,
     RecordingHost,
@@ -207,10 +208,11 @@ def _rss_kib(pid: int) -> int:
 
 @pytest.mark.slow
 def test_a_long_lived_worker_keeps_its_memory_flat() -> None:
-    """A worker lives `MAX_RUNS` phases: what its phases leave behind must not grow with
-    them (realms are rebuilt after `REALM_PHASES`, caches are bounded)."""
+    """A worker lives `MAX_RUNS` phases by default: what its phases leave behind must not
+    grow with them (realms are rebuilt after `REALM_PHASES`, caches are bounded)."""
     rss: list[int] = []
-    with ProcessIsolation(prestart=1, max_runs=10_000) as isolation:
+    with ProcessIsolation(prestart=1) as isolation:
+        assert isolation.max_runs == MAX_RUNS > 2500
         pid = isolation._idle[0].process.pid
         for i in range(1, 2501):
             body = (
