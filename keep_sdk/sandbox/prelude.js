@@ -4,8 +4,9 @@
 // script can reach but the global object frozen and tamed), installs `Keep` and `console`,
 // and returns `dispatch`, the only way the host talks to the context. In a context kept
 // for reuse (`reusable` in the configuration) `dispatch("next", config)` starts the next
-// phase with fresh state once the global object is as the lockdown left it, and
-// `dispatch("check")` says whether it still is (keep_sdk/sandbox/realm.py).
+// phase with fresh state, and `dispatch("check")`, which the host runs when each phase
+// ends, says whether the global object is still as the lockdown left it; only a realm
+// that passed it gets a next phase (keep_sdk/sandbox/realm.py).
 //
 // The host loads this file as ONE line (comment lines dropped, lines joined) behind a
 // long run of spaces, so every prelude frame in a stack trace reads `<input>:1:<big
@@ -791,7 +792,7 @@
         if (op === "run") return current.run(first, second, third, fourth);
         if (op === "check") return reusable && pristine() ? "clean" : "dirty";
         if (op === "next") {
-          if (!reusable || !pristine()) return "dirty";
+          if (!reusable) return "dirty";
           const config = parse(first);
           phaseClock = config.clock;
           reseed(config.seed);

@@ -340,3 +340,30 @@ def test_every_write_acknowledged_before_a_sigkill_is_in_the_database(
         store.close()
     missing = [m for m in told if m not in found]
     assert not missing, f"{len(missing)} acknowledged publishes were lost: {missing[:5]}"
+
+
+def test_a_committed_batch_leaves_its_connection_to_the_next_and_a_failed_one_closes_it(
+    engine: sa.Engine,
+) -> None:
+    opened: list[sa.Connection] = []
+
+    def connect() -> sa.Connection:
+        conn = engine.connect()
+        conn.execution_options(**{WRITE: True})
+        opened.append(conn)
+        return conn
+
+    commit = GroupCommit(connect, timeout_s=5.0)
+    for n in range(5):
+        with commit.member() as conn:
+            insert(conn, f"ok{n}")
+    assert len(opened) == 1
+    with pytest.raises(IntegrityError), commit.member() as conn:
+        insert(conn, "ok0")
+    assert opened[0].closed
+    with commit.member() as conn:
+        insert(conn, "after")
+    assert len(opened) == 2
+    assert items(engine) == {"ok0", "ok1", "ok2", "ok3", "ok4", "after"}
+    commit.close()
+    assert opened[1].closed

@@ -14,7 +14,7 @@ from keep_sdk.errors import ConfigurationError
 from keep_sdk.stores._url import redacted_url
 from keep_sdk.stores.sql._fast import run_driver_sql
 
-__all__ = ["BUSY_TIMEOUT_S", "WRITE", "create_store_engine", "sqlalchemy_url"]
+__all__ = ["BUSY_TIMEOUT_S", "HELD_READERS", "WRITE", "create_store_engine", "sqlalchemy_url"]
 
 WRITE = "keep_write"
 """Execution option: True makes SQLite begin with ``BEGIN IMMEDIATE`` (take the write lock
@@ -29,6 +29,9 @@ _DEFAULT_BUSY_TIMEOUT_MS = 30_000
 _POOL = 32
 """SQLite connections kept open for reuse (and as many more opened when busier): one per
 lane of a worker and per thread reading, so none is opened and closed per transaction."""
+HELD_READERS = _POOL // 2
+"""SQLite threads that keep a connection of their own for reads (`HeldReaders`); the rest
+of the pool serves writes and every other thread."""
 _DEFAULT_JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
 """Bytes the WAL file is truncated back to after a checkpoint (it never stays at its
 high-water mark)."""

@@ -28,7 +28,8 @@ class DatabaseFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._identity: tuple[int, int] | None = None
-        self._written = (str(path), *(str(path.with_name(path.name + s)) for s in _BESIDE))
+        self._main = str(path)
+        self._written = (self._main, *(str(path.with_name(path.name + s)) for s in _BESIDE))
 
     def remember(self) -> None:
         """Record which file `path` is now (call once the store opened it)."""
@@ -41,7 +42,7 @@ class DatabaseFile:
         if self._identity is None:
             return
         try:
-            now = os.stat(self.path)
+            now = os.stat(self._main)
         except FileNotFoundError:
             raise StoreUnavailable(
                 f"the store file {self.path} was removed while keep was using it; restore "

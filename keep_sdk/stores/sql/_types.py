@@ -11,14 +11,13 @@ from sqlalchemy.types import TypeDecorator
 
 __all__ = ["JsonText", "UtcTimestamp"]
 
-_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
 
 class UtcTimestamp(TypeDecorator[dt.datetime]):
     """An aware datetime stored as fixed-width UTC text (``2026-11-22T08:00:00.000000Z``).
 
     Fixed width makes text order time order, so comparisons and indexes work
-    alike on every database.
+    alike on every database: the year has four digits (``0999``) as the ISO format
+    writes it, where C's ``strftime`` (``%Y``) writes ``999``.
     """
 
     impl = String(27)
@@ -29,7 +28,7 @@ class UtcTimestamp(TypeDecorator[dt.datetime]):
             return None
         if value.tzinfo is None:
             raise ValueError(f"naive datetime {value!r}: stores keep aware UTC times only")
-        return value.astimezone(dt.UTC).strftime(_FORMAT)
+        return value.astimezone(dt.UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
     def process_result_value(self, value: str | None, dialect: Dialect) -> dt.datetime | None:
         if value is None:

@@ -49,6 +49,7 @@ from keep_sdk.stores.sql import _statements as q
 from keep_sdk.stores.sql._durable import INBOX_CHANNEL
 from keep_sdk.stores.sql._engine import (
     BUSY_TIMEOUT_S,
+    HELD_READERS,
     WRITE,
     create_store_engine,
     sqlalchemy_url,
@@ -56,6 +57,7 @@ from keep_sdk.stores.sql._engine import (
 from keep_sdk.stores.sql._fast import StatementCache
 from keep_sdk.stores.sql._file import DatabaseFile
 from keep_sdk.stores.sql._group import GroupCommit, GroupCommitTimeout
+from keep_sdk.stores.sql._held import HeldReaders
 from keep_sdk.stores.sql._mark import CommitMark
 from keep_sdk.stores.sql._transaction import SqlTransaction
 
@@ -184,6 +186,9 @@ class SqlStore(TransactionalStore):
             if self.dialect == "sqlite"
             else None
         )
+        self._readers = (
+            HeldReaders(self._kept_reader, limit=HELD_READERS) if self.dialect == "sqlite" else None
+        )
         try:
             with self._sql() as tx:
                 t.lock_for_schema(tx.conn)
@@ -236,15 +241,11 @@ class SqlStore(TransactionalStore):
                     )
                     yield tx
             else:
-                with self.engine.connect() as conn:
-                    conn.execution_options(**{WRITE: write})
-                    if not write and self.dialect == "postgresql":
-                        conn.execution_options(isolation_level="REPEATABLE READ")
-                    with conn.begin():
-                        tx = SqlTransaction(
-                            conn, dialect=self.dialect, write=write, statements=self._statements
-                        )
-                        yield tx
+                with self._connection(write) as conn, conn.begin():
+                    tx = SqlTransaction(
+                        conn, dialect=self.dialect, write=write, statements=self._statements
+                    )
+                    yield tx
         except IntegrityError as exc:
             raise _translate(exc) from None
         except GroupCommitTimeout as exc:
@@ -264,6 +265,27 @@ class SqlStore(TransactionalStore):
         if tx.newest_intent is not None and self._mark is not None:
             self._mark.advance(tx.newest_intent)
 
+    @contextmanager
+    def _connection(self, write: bool) -> Iterator[Connection]:
+        """A connection with no transaction open: the thread's kept one for a SQLite read
+        (`HeldReaders`) when it has one free, else one from the pool."""
+        if not write and self._readers is not None:
+            with self._readers.reading() as held:
+                if held is not None:
+                    yield held
+                    return
+        with self.engine.connect() as conn:
+            conn.execution_options(**{WRITE: write})
+            if not write and self.dialect == "postgresql":
+                conn.execution_options(isolation_level="REPEATABLE READ")
+            yield conn
+
+    def _kept_reader(self) -> Connection:
+        """A connection a thread keeps for its SQLite reads (`HeldReaders`)."""
+        conn = self.engine.connect()
+        conn.execution_options(**{WRITE: False})
+        return conn
+
     def _writer(self) -> Connection:
         """A connection for a batch of write transactions (`GroupCommit`)."""
         conn = self.engine.connect()
@@ -281,6 +303,8 @@ class SqlStore(TransactionalStore):
     def close(self) -> None:
         if self._group is not None:
             self._group.close()
+        if self._readers is not None:
+            self._readers.close()
         if self._mark is not None:
             self._mark.close()
         self._drop_listener()
