@@ -151,6 +151,7 @@ class Driver:
         observer: Observer,
     ) -> None:
         self.store = store
+        self._fewer = store if isinstance(store, SupportsFewerCheckpoints) else None
         self.connectors = connectors
         self.deployer = deployer
         self.policy_for = deployer.policy_for
@@ -451,9 +452,9 @@ class Driver:
         )
         state = self._state_of(output, run.workflow)
         deferred = self.mutations.deferred.get(run.id)
-        if deferred is not None and isinstance(self.store, SupportsFewerCheckpoints):
+        if deferred is not None and self._fewer is not None:
             ledger_id, result = deferred
-            commit = self.store.commit_applied_consumer_run(
+            commit = self._fewer.commit_applied_consumer_run(
                 run.id,
                 ledger_id=ledger_id,
                 result=result,
@@ -666,7 +667,7 @@ class Driver:
         `begin_consumer_run`, after its prepare (and mutate) phases ran: until then it
         exists only here, and a crash leaves nothing behind.
         """
-        if kind is HandlerKind.CONSUMER and isinstance(self.store, SupportsFewerCheckpoints):
+        if kind is HandlerKind.CONSUMER and self._fewer is not None:
             now = self.now()
             unbegun = RunRecord(
                 id=f"run_{uuid.uuid4().hex}",
@@ -680,7 +681,7 @@ class Driver:
                 updated_at=now,
             )
             self._unwritten[unbegun.id] = _Unwritten(
-                store=self.store,
+                store=self._fewer,
                 workflow=unbegun.workflow,
                 handler=unbegun.handler,
                 input_state=unbegun.input_state,

@@ -80,6 +80,7 @@ class MutationDesk:
         pause: Pause,
     ) -> None:
         self.store = store
+        self._fewer = store if isinstance(store, SupportsFewerCheckpoints) else None
         self.connectors = connectors
         self.policy_for = policy
         self.observer = observer
@@ -178,7 +179,7 @@ class MutationDesk:
             )
         if (
             defer
-            and isinstance(self.store, SupportsFewerCheckpoints)
+            and self._fewer is not None
             and self.connectors.operation(entry.connector, entry.operation).reconcilable
         ):
             self.deferred[run.id] = (entry.id, result)
@@ -192,8 +193,8 @@ class MutationDesk:
 
     def _applied(self, run: RunRecord, entry: LedgerEntry, result: JsonValue) -> RunRecord:
         """Record `entry` applied with `result`; the run as that moved it."""
-        if isinstance(self.store, SupportsFewerCheckpoints):
-            return self.store.record_mutation_applied_run(entry.id, result)
+        if self._fewer is not None:
+            return self._fewer.record_mutation_applied_run(entry.id, result)
         self.store.record_mutation_applied(entry.id, result)
         return self.store.get_run(run.id)
 

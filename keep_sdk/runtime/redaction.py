@@ -69,6 +69,12 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), REDACTED),
 )
+_ANY_PATTERN = re.compile(
+    "|".join(f"(?:{pattern.pattern.removeprefix('(?i)')})" for pattern, _ in _PATTERNS),
+    re.IGNORECASE,
+)
+"""Matches wherever any of `_PATTERNS` could (ignoring case for all of them: a superset),
+so a text it does not match is one every pattern leaves as it is."""
 _extra: list[Redactor] = []
 
 
@@ -91,8 +97,9 @@ def unregister_redactor(redactor: Redactor) -> None:
 def redact(text: str) -> str:
     """`text` with every secret the built-in patterns and the registered redactors find
     replaced by `REDACTED`; text without secrets comes back unchanged."""
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
+    if _ANY_PATTERN.search(text) is not None:
+        for pattern, replacement in _PATTERNS:
+            text = pattern.sub(replacement, text)
     for redactor in _extra:
         text = redactor(text)
     return text

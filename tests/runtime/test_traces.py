@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from keep_sdk.connectors.builtin.faults import FaultKind
 from keep_sdk.model import FailureKind, HandlerPhase, RunRecord, RunStatus, SandboxLimits
 from keep_sdk.runtime.redaction import (
+    _PATTERNS,
     REDACTED,
     redact,
     redact_value,
@@ -172,3 +173,46 @@ def test_redact_value_blanks_secret_keys_and_keeps_everything_else(value: Any, s
     redacted = redact_value(wrapped)
     assert secret not in json.dumps(redacted)
     assert redacted["data"] == value  # type: ignore[index]
+
+
+_SHAPES = [
+    "Bearer ",
+    "basic ",
+    "PASSWORD=",
+    "passwd: ",
+    "secret = ",
+    "Token:",
+    "api-key=",
+    "client_secret=",
+    "sk-",
+    "PK-",
+    "ghp_",
+    "xoxb-",
+    "AKIA",
+    "eyJ",
+    ".",
+    "'",
+    '"',
+    " ",
+]
+"""The pieces of every built-in pattern (in any case), so generated texts hit and nearly
+hit each of them."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(_SHAPES)
+        | st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+        | st.text(max_size=6),
+        max_size=12,
+    )
+)
+def test_redact_changes_exactly_what_each_pattern_in_turn_would(pieces: list[str]) -> None:
+    """`redact` skips the patterns when one search finds none of them could match; what it
+    returns is still what applying every pattern in order returns, for any text."""
+    text = "".join(pieces)
+    expected = text
+    for pattern, replacement in _PATTERNS:
+        expected = pattern.sub(replacement, expected)
+    assert redact(text) == expected

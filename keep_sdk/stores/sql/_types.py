@@ -11,6 +11,10 @@ from sqlalchemy.types import TypeDecorator
 
 __all__ = ["JsonText", "UtcTimestamp"]
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""What ``json.dumps(value, separators=(",", ":"), ensure_ascii=False)`` builds on every
+call (a call with arguments does not reuse the module's encoder)."""
+
 
 class UtcTimestamp(TypeDecorator[dt.datetime]):
     """An aware datetime stored as fixed-width UTC text (``2026-11-22T08:00:00.000000Z``).
@@ -43,7 +47,7 @@ class JsonText(TypeDecorator[Any]):
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Dialect) -> str | None:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return _ENCODER.encode(value)
 
     def process_result_value(self, value: str | None, dialect: Dialect) -> Any:
         return None if value is None else json.loads(value)

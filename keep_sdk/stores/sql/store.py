@@ -228,7 +228,8 @@ class SqlStore(TransactionalStore):
     @contextmanager
     def _sql(self, *, write: bool = True) -> Iterator[SqlTransaction]:
         shared = None if write else self._open_read()
-        if isinstance(shared, SqlTransaction):
+        if shared is not None:
+            assert isinstance(shared, SqlTransaction)
             yield shared
             return
         if self._file is not None:
