@@ -8,6 +8,7 @@ error with the same message, and the same events afterwards.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import tempfile
 from collections.abc import Callable, Iterator
@@ -21,13 +22,19 @@ from hypothesis import strategies as st
 from keep_sdk.errors import KeepError
 from keep_sdk.model import (
     EventStatus,
+    FailureKind,
     HandlerKind,
+    HandlerPhase,
     MutationNone,
+    PhaseTrace,
     PrepareResult,
     Reservation,
+    RunPhase,
+    RunRecord,
     RunStatus,
 )
 from keep_sdk.stores import HandlerSpec, MemoryStore, Publication, SqlStore, TransactionalStore
+from keep_sdk.stores.sql import _rows as rows
 from tests.stores.json_file_store import JsonFileStore
 
 HANDLERS = [HandlerSpec(name="c", kind=HandlerKind.CONSUMER, subscribe=["in"])]
@@ -177,3 +184,44 @@ def test_a_duplicate_publish_in_a_commit_reads_the_existing_event_and_keeps_it(
     [event] = sqlite.events_by_ids("wf", "out", ["o"])
     assert done.published[0].event.id == event.id
     assert event.title == "second"
+
+
+_RUN_CHANGES = {
+    "phase": st.sampled_from(list(RunPhase)),
+    "status": st.sampled_from(list(RunStatus)),
+    "prepare_result": st.just(PrepareResult(reservations=[], data={"n": 1})),
+    "mutation_result": st.just(MutationNone()),
+    "output_state": st.sampled_from([None, {"n": 2}, [1]]),
+    "error": st.sampled_from([None, "boom"]),
+    "failure": st.sampled_from([None, *FailureKind]),
+    "logs": st.just(["prepare log: hi"]),
+    "updated_at": st.just(dt.datetime(2026, 11, 28, tzinfo=dt.UTC)),
+    "resume_at": st.sampled_from([None, dt.datetime(2026, 11, 29, tzinfo=dt.UTC)]),
+    "transient_failures": st.integers(min_value=0, max_value=3),
+    "waiting_permission": st.sampled_from([None, "sheets.write"]),
+    "trace": st.just([PhaseTrace(phase=HandlerPhase.PREPARE, calls=[], wall_time_s=0.1)]),
+}
+
+
+@given(st.fixed_dictionaries({}, optional=_RUN_CHANGES))
+def test_an_updated_run_writes_exactly_the_columns_its_update_changed(
+    changes: dict[str, object],
+) -> None:
+    """`changed_run_values` builds only the changed columns' values; they are what
+    dumping every column and keeping the changed ones gives (the old path)."""
+    before = RunRecord(
+        id="r1",
+        workflow="wf",
+        workflow_version=1,
+        handler="c",
+        kind=HandlerKind.CONSUMER,
+        created_at=dt.datetime(2026, 11, 27, tzinfo=dt.UTC),
+        updated_at=dt.datetime(2026, 11, 27, tzinfo=dt.UTC),
+    )
+    after = before.model_copy(update=changes)
+    assert rows.changed_run_values(before, after) == rows.written(
+        before, after, rows.run_values(after)
+    )
+    assert set(rows.changed_run_values(before, after)) == {
+        name for name, value in changes.items() if value is not getattr(before, name)
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -27,6 +28,7 @@ from keep_sdk.stores._protocol import MutationResultValue
 
 __all__ = [
     "audit_entry",
+    "changed_run_values",
     "dump",
     "entry_values",
     "event",
@@ -122,22 +124,37 @@ def run(row: Row[Any]) -> RunRecord:
     )
 
 
+_RUN_COLUMNS: dict[str, Callable[[RunRecord], Any]] = {
+    "phase": lambda r: r.phase.value,
+    "status": lambda r: r.status.value,
+    "prepare_result": lambda r: dump(r.prepare_result),
+    "mutation_result": lambda r: dump(r.mutation_result),
+    "output_state": lambda r: r.output_state,
+    "error": lambda r: r.error,
+    "failure": lambda r: r.failure.value if r.failure else None,
+    "logs": lambda r: r.logs,
+    "updated_at": lambda r: r.updated_at,
+    "resume_at": lambda r: r.resume_at,
+    "transient_failures": lambda r: r.transient_failures,
+    "waiting_permission": lambda r: r.waiting_permission,
+    "trace": lambda r: [dump(phase) for phase in r.trace],
+}
+"""The columns of a ``keep_runs`` row that change after it was inserted (each named as
+the `RunRecord` field it holds), and how each is written."""
+
+
 def run_values(r: RunRecord) -> dict[str, Any]:
     """The columns of a ``keep_runs`` row that change after it was inserted."""
+    return {column: value(r) for column, value in _RUN_COLUMNS.items()}
+
+
+def changed_run_values(before: RunRecord, after: RunRecord) -> dict[str, Any]:
+    """`written(before, after, run_values(after))`, with only those columns' values
+    built (a run's prepare result and trace are dumped only when they changed)."""
     return {
-        "phase": r.phase.value,
-        "status": r.status.value,
-        "prepare_result": dump(r.prepare_result),
-        "mutation_result": dump(r.mutation_result),
-        "output_state": r.output_state,
-        "error": r.error,
-        "failure": r.failure.value if r.failure else None,
-        "logs": r.logs,
-        "updated_at": r.updated_at,
-        "resume_at": r.resume_at,
-        "transient_failures": r.transient_failures,
-        "waiting_permission": r.waiting_permission,
-        "trace": [dump(phase) for phase in r.trace],
+        column: value(after)
+        for column, value in _RUN_COLUMNS.items()
+        if getattr(after, column) is not getattr(before, column)
     }
 
 

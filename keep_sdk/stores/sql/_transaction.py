@@ -307,7 +307,7 @@ class SqlTransaction(SqlDurableRows, Transaction):
         )
 
     def update_run(self, before: RunRecord, after: RunRecord) -> bool:
-        values = rows.written(before, after, rows.run_values(after))
+        values = rows.changed_run_values(before, after)
         done = self.fast.execute(
             q.WRITE_RUN,
             {
