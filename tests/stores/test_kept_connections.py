@@ -60,13 +60,18 @@ def test_the_writer_keeps_its_connection_between_batches(store: SqlStore) -> Non
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(steps=st.lists(st.sampled_from(["mine", "theirs", "read", "nested", "fail"]), max_size=25))
+@given(
+    steps=st.lists(
+        st.sampled_from(["mine", "theirs", "read", "block", "nested", "fail"]), max_size=25
+    )
+)
 def test_a_kept_reader_sees_every_write_committed_before_its_read(
     tmp_path_factory: pytest.TempPathFactory, steps: list[str]
 ) -> None:
     """Writes by this store and by another store on the same file (another process's
-    connections), interleaved with reads, reads inside reads and reads that raise: every
-    read sees exactly the writes committed before it."""
+    connections), interleaved with reads, `reading` blocks, reads inside a read
+    transaction and reads that raise: every read sees exactly the writes committed before
+    it began, and a read transaction keeps its snapshot while a read inside it does not."""
     path = tmp_path_factory.mktemp("kept") / "keep.db"
     store = SqlStore(f"sqlite:///{path}")
     other = SqlStore(f"sqlite:///{path}")
@@ -83,13 +88,21 @@ def test_a_kept_reader_sees_every_write_committed_before_its_read(
                 written += 1
             elif step == "read":
                 assert seen() == written
-            elif step == "nested":
+            elif step == "block":
                 with store.reading():
                     assert seen() == written
                     publish(other, written)
                     written += 1
                     assert seen() == written - 1
                 assert seen() == written
+            elif step == "nested":
+                with store.transaction(write=False) as outer:
+                    snapshot = len(outer.pending_events("wf", "t", 1000))
+                    assert snapshot == written
+                    publish(other, written)
+                    written += 1
+                    assert seen() == written
+                    assert len(outer.pending_events("wf", "t", 1000)) == snapshot
             else:
                 with pytest.raises(NotFound):
                     store.get_run("no-such-run")
@@ -152,14 +165,30 @@ def test_threads_beyond_the_limit_read_on_connections_from_the_pool(store: SqlSt
 def test_closing_the_store_returns_every_kept_connection(tmp_path: Path) -> None:
     store = SqlStore(f"sqlite:///{tmp_path / 'keep.db'}")
     store.deploy("wf", "source", {}, handlers=[])
-    threads = [threading.Thread(target=store.count_by_status) for _ in range(3)]
+    kept: list[sa.Connection] = []
+    together = threading.Barrier(3)
+
+    def read() -> None:
+        with store.transaction(write=False) as tx:
+            kept.append(tx.conn)
+
+    def read_together() -> None:
+        read()
+        together.wait(10)
+
+    threads = [threading.Thread(target=read_together) for _ in range(3)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(10)
-    publish(store, 0)
+    with store.transaction() as tx:
+        kept.append(tx.conn)
+    read()
+    assert len({id(conn) for conn in kept}) == 5
+    assert not any(conn.closed for conn in kept)
     pool = store.engine.pool
     assert isinstance(pool, sa.pool.QueuePool)
-    assert pool.checkedout() >= 2
+    assert pool.checkedout() == 5
     store.close()
+    assert all(conn.closed for conn in kept)
     assert pool.checkedout() == 0
