@@ -215,14 +215,10 @@ def copy_history(store: SqlStore, runs: int) -> None:
         raw.close()
 
 
-POOLED_MAX_RUNS = [MAX_RUNS]
-"""Phases a pooled worker serves before it is replaced (``--max-runs``)."""
-
-
-def pooled_worker(prestart: int) -> ProcessIsolation:
+def pooled_worker(prestart: int, max_runs: int) -> ProcessIsolation:
     """The pooled worker ``keep worker`` runs phases in (`ProcessIsolation`), `prestart`
-    worker processes started at once and ``--max-runs`` phases each."""
-    return ProcessIsolation(prestart=prestart, max_runs=POOLED_MAX_RUNS[0])
+    worker processes started at once and `max_runs` phases each (``--max-runs``)."""
+    return ProcessIsolation(prestart=prestart, max_runs=max_runs)
 
 
 class WorkBehind:
@@ -723,13 +719,15 @@ def print_rounds(
         )
 
 
-def dbos_side_by_side(tmp: Path, events: int, rounds: int, pooled: bool) -> None:
+def dbos_side_by_side(
+    tmp: Path, events: int, rounds: int, pooled: bool, max_runs: int = MAX_RUNS
+) -> None:
     """keep_sdk consumer runs (in process, and with the pooled worker when `pooled`) and
     DBOS three-step workflows one after another, `events` of each per round, back to back
     in `rounds` rounds on the same disk; then the floor."""
     keep = WorkBehind(tmp, history=0, idle=0)
     dbos = Dbos(tmp)
-    pool = pooled_worker(1) if pooled else None
+    pool = pooled_worker(1, max_runs) if pooled else None
     arms: dict[str, Callable[[], Measure]] = {"in process": lambda: keep.timed_batch(events)}
     stores = [keep.store]
     try:
@@ -756,7 +754,13 @@ def dbos_side_by_side(tmp: Path, events: int, rounds: int, pooled: bool) -> None
 
 
 def aggregate(
-    tmp: Path, events: int, workflows: int, rounds: int, concurrency: int, pooled: bool
+    tmp: Path,
+    events: int,
+    workflows: int,
+    rounds: int,
+    concurrency: int,
+    pooled: bool,
+    max_runs: int = MAX_RUNS,
 ) -> None:
     """`workflows` workflows at once: keep_sdk with `workflows` deployed and each round's
     `events` jobs spread over them, drained by one scheduler in process, one workflow at a
@@ -767,7 +771,7 @@ def aggregate(
     rounds."""
     folder = tmp / "aggregate"
     folder.mkdir()
-    pool = pooled_worker(concurrency) if pooled else None
+    pool = pooled_worker(concurrency, max_runs) if pooled else None
     one = WorkBehind(folder, history=0, idle=0, workflows=workflows)
     many = WorkBehind(folder, history=0, idle=0, workflows=workflows, concurrency=concurrency)
     arms = {
@@ -898,7 +902,6 @@ def main() -> None:
     parser.add_argument("--history", type=int, default=100_000, help="runs of history")
     parser.add_argument("--idle", type=int, default=99, help="idle workflows beside the bench")
     args = parser.parse_args()
-    POOLED_MAX_RUNS[0] = args.max_runs
     if args.no_realms:
         realm_policy.after = None
     with tempfile.TemporaryDirectory() as tmp_dir:
@@ -906,10 +909,12 @@ def main() -> None:
         if args.only in (None, "sqlite"):
             sqlite_part(args, tmp)
         if args.only in (None, "dbos"):
-            dbos_side_by_side(tmp, args.events, args.rounds, args.pooled)
+            dbos_side_by_side(tmp, args.events, args.rounds, args.pooled, args.max_runs)
         if args.only in (None, "aggregate"):
             lanes = args.concurrency or args.workflows
-            aggregate(tmp, args.events, args.workflows, args.rounds, lanes, args.pooled)
+            aggregate(
+                tmp, args.events, args.workflows, args.rounds, lanes, args.pooled, args.max_runs
+            )
         if args.only == "floor":
             print_floor(tmp, args.events)
         if args.only == "lanes":
@@ -925,7 +930,7 @@ def sqlite_part(args: argparse.Namespace, tmp: Path) -> None:
     sqlite_raw = raw_commits(baseline_store, args.raw)
     baseline_store.close()
     sqlite_runs = runs_per_second(sqlite_url, args.events)
-    with pooled_worker(1) as pool:
+    with pooled_worker(1, args.max_runs) as pool:
         pooled = runs_per_second(f"sqlite:///{tmp / 'pooled.db'}", args.events, pool)
     print(f"sqlite      raw commits/s {sqlite_raw:8.1f}")
     print(

@@ -50,10 +50,10 @@ MAX_RUNS: Final = 10_000
 """Phases a pooled worker serves before it is replaced. A replacement costs 0.25-0.4 s of CPU
 (an interpreter and its imports) and 7-8 ms for each realm it builds again, so at 500 it
 was 1.4-2.8 ms of CPU in every consumer run (`benchmarks/RESULTS.md`, 2026-11-28); at
-10,000 it is ≈ 0.1 ms. Nothing a phase can reach outlives it in the worker (each phase gets a fresh
-module in a frozen realm, and a realm is built again after `REALM_PHASES` phases), so
-retiring bounds only what the interpreter's heap accumulates, which `RLIMIT_AS` caps in any
-case."""
+10,000 it is ≈ 0.1 ms. Nothing a phase can reach outlives it in the worker (each phase gets
+a fresh module in a frozen realm, and a realm is built again after `REALM_PHASES` phases),
+so retiring bounds only what the interpreter's heap accumulates, which `RLIMIT_AS` caps in
+any case."""
 
 
 def frame_cap(limits: SandboxLimits) -> int:

@@ -11,6 +11,7 @@ import datetime as dt
 import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -182,12 +183,14 @@ class SqlStore(TransactionalStore):
             else None
         )
         self._group = (
-            GroupCommit(self._writer, timeout_s=_busy_timeout_s(self.engine))
+            GroupCommit(partial(self._connect, True), timeout_s=_busy_timeout_s(self.engine))
             if self.dialect == "sqlite"
             else None
         )
         self._readers = (
-            HeldReaders(self._kept_reader, limit=HELD_READERS) if self.dialect == "sqlite" else None
+            HeldReaders(partial(self._connect, False), limit=HELD_READERS)
+            if self.dialect == "sqlite"
+            else None
         )
         try:
             with self._sql() as tx:
@@ -275,22 +278,17 @@ class SqlStore(TransactionalStore):
                 if held is not None:
                     yield held
                     return
-        with self.engine.connect() as conn:
-            conn.execution_options(**{WRITE: write})
-            if not write and self.dialect == "postgresql":
-                conn.execution_options(isolation_level="REPEATABLE READ")
+        with self._connect(write) as conn:
             yield conn
 
-    def _kept_reader(self) -> Connection:
-        """A connection a thread keeps for its SQLite reads (`HeldReaders`)."""
+    def _connect(self, write: bool) -> Connection:
+        """A new connection from the pool for writes (``BEGIN IMMEDIATE`` on SQLite) or
+        reads (``REPEATABLE READ`` on PostgreSQL); `GroupCommit` and `HeldReaders` keep
+        theirs from here too."""
         conn = self.engine.connect()
-        conn.execution_options(**{WRITE: False})
-        return conn
-
-    def _writer(self) -> Connection:
-        """A connection for a batch of write transactions (`GroupCommit`)."""
-        conn = self.engine.connect()
-        conn.execution_options(**{WRITE: True})
+        conn.execution_options(**{WRITE: write})
+        if not write and self.dialect == "postgresql":
+            conn.execution_options(isolation_level="REPEATABLE READ")
         return conn
 
     @property
