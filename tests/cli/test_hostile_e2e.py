@@ -123,18 +123,36 @@ class Keep:
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def keep(request: pytest.FixtureRequest, tmp_path: Path) -> Keep:
-    if request.param == "sqlite":
-        return Keep(tmp_path, f"sqlite:///{tmp_path / 'store' / 'keep.db'}")
-    server = request.getfixturevalue("postgres_server")
-    return Keep(tmp_path, server.create_database("hostile"))
+def keep_in(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[str], Keep]:
+    """A `Keep` in a new folder of `tmp_path` with a store of its own, on the param's kind."""
+
+    def make(name: str) -> Keep:
+        folder = tmp_path / name
+        folder.mkdir()
+        if request.param == "sqlite":
+            return Keep(folder, f"sqlite:///{folder / 'store' / 'keep.db'}")
+        server = request.getfixturevalue("postgres_server")
+        return Keep(folder, server.create_database(name))
+
+    return make
 
 
 @pytest.fixture
-def baseline_kib(keep: Keep) -> int:
-    """Peak RSS of a trivial `keep run` (an HTTP connector whose server never answers)."""
-    (keep.folder / "keep.toml").write_text(HTTP_TOML.format(url="http://127.0.0.1:9", cap=CAP))
-    _, rss = keep.run(READER.format(call="svc.fetch({})"), name="baseline.js")
+def keep(keep_in: Callable[[str], Keep]) -> Keep:
+    return keep_in("hostile")
+
+
+@pytest.fixture
+def baseline_kib(keep_in: Callable[[str], Keep]) -> int:
+    """Peak RSS of a trivial `keep run` (an HTTP connector whose server never answers).
+
+    It has a store of its own: its run pauses transient, and in a shared store the
+    test's `keep run` would only retry that run, or find it not yet due and do nothing.
+    """
+    baseline = keep_in("baseline")
+    (baseline.folder / "keep.toml").write_text(HTTP_TOML.format(url="http://127.0.0.1:9", cap=CAP))
+    _, rss = baseline.run(READER.format(call="svc.fetch({})"), name="baseline.js")
+    assert [status for status, _ in baseline.runs()] == [RunStatus.PAUSED_TRANSIENT]
     return rss
 
 
