@@ -269,12 +269,12 @@ class ProcessIsolation:
         """Run one phase in a worker; never raises. Host calls run here, in the caller's thread.
 
         Every host result passes the boundary codec here before it is sent; the trace of a
-        worker that died lists its calls without their arguments and results.
+        worker that died lists its calls without their arguments and results. The phase's
+        wall clock starts once a worker is ready: starting one (bounded by its own
+        30 s) is not the script's time.
         """
-        started = time.monotonic()
         limits = request.policy.sandbox
         wall = limits.wall_time_s
-        deadline = started + wall + self.grace_s
         calls: list[HostCall] = []
         host_s = [0.0]
         try:
@@ -284,6 +284,8 @@ class ProcessIsolation:
         except OSError as exc:
             failure = InternalFailure(message=f"the sandbox worker could not start: {exc}")
             return PhaseResult(outcome=failure, isolation="process")
+        started = time.monotonic()
+        deadline = started + wall + self.grace_s
         worker.runs += 1
         worker.reader.max_bytes = frame_cap(limits)
         worker.reader.read_s = worker.decode_s = 0.0

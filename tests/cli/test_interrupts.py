@@ -56,9 +56,20 @@ def _ending(body: str) -> str:
     return ENDING.format(body=textwrap.indent(textwrap.dedent(body), "    "))
 
 
+_CTRL_C_AS_AT_A_TERMINAL = (
+    "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+)
+"""A program started in the background of a shell without job control inherits Ctrl-C
+ignored; each program here starts as one started at a terminal."""
+
+
 def _run(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, "-c", _CTRL_C_AS_AT_A_TERMINAL + code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 

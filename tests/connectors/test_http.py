@@ -256,4 +256,6 @@ def test_the_rate_limit_spaces_request_starts(service, tmp_path):
     for thread in threads:
         thread.join()
     starts = sorted(service.state.starts)
-    assert starts[-1] - starts[0] >= 0.3 - 0.02
+    # Paced at the client 0.1 s apart; the first request also opens the connection, so at
+    # the server the spread may be a connection set-up shorter. Unpaced it is milliseconds.
+    assert starts[-1] - starts[0] >= 0.3 - 0.1

@@ -110,7 +110,9 @@ def test_a_person_grants_and_resolves_in_the_browser(
             page.screenshot(path=shots / "run-waiting.png", full_page=True)
             url = page.url
             page.get_by_role("button", name="Grant sheets.write").click()
-            expect(page.locator("#flash")).to_contain_text("granted sheets.write to waiting")
+            expect(page.locator("#flash")).to_contain_text(
+                "granted sheets.write to waiting", timeout=30_000
+            )
             expect(status).to_have_text("committed", timeout=30_000)
             assert page.url == url, "the run page updated itself; nobody navigated"
             page.screenshot(path=shots / "run-committed.png", full_page=True)
@@ -123,7 +125,7 @@ def test_a_person_grants_and_resolves_in_the_browser(
             )
             page.screenshot(path=shots / "run-escalated.png", full_page=True)
             page.get_by_role("button", name="Skip it").click()
-            expect(page.locator("#flash")).to_contain_text("is committed")
+            expect(page.locator("#flash")).to_contain_text("is committed", timeout=30_000)
             expect(page.locator(".run-status")).to_have_text("committed", timeout=30_000)
 
             for name, path in (

@@ -58,7 +58,7 @@ class Stuck(Connector):
 @pytest.fixture(params=["in_process", "process"])
 def isolation(request: pytest.FixtureRequest) -> Iterator[Isolation]:
     chosen: Isolation = (
-        InProcessIsolation() if request.param == "in_process" else ProcessIsolation()
+        InProcessIsolation() if request.param == "in_process" else ProcessIsolation(prestart=1)
     )
     yield chosen
     RELEASE.set()

@@ -28,7 +28,7 @@ def test_cpu_time_is_cumulative_across_entries() -> None:
     source = producer(f"for (let i = 0; i < 40; i++) {{ {busy}; await ctx.gmail.search({{}}); }}")
     result = run(source)
     assert _limit(result.outcome) is Limit.CPU_TIME
-    assert 0.3 <= result.trace.cpu_time_s < 0.45
+    assert 0.3 <= result.trace.cpu_time_s < 0.8
     assert len(result.trace.calls) < 40
 
 
@@ -40,7 +40,7 @@ def test_wall_time_counts_the_host_calls() -> None:
     started = time.monotonic()
     result = run(producer("for (;;) await ctx.gmail.search({});"), host=RecordingHost(slow))
     assert _limit(result.outcome) is Limit.WALL_TIME
-    assert time.monotonic() - started < FAST_LIMITS.wall_time_s + 0.3
+    assert time.monotonic() - started < FAST_LIMITS.wall_time_s + 1.0
     assert result.trace.cpu_time_s < 0.1
 
 

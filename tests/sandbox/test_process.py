@@ -13,7 +13,7 @@ import pytest
 from pydantic import JsonValue
 
 from keep_sdk.errors import InternalError, TransientError
-from keep_sdk.model import FailureKind
+from keep_sdk.model import FailureKind, HostPolicy
 from keep_sdk.sandbox import (
     CallFailed,
     Completed,
@@ -94,6 +94,24 @@ def test_reuse_false_starts_a_process_per_run() -> None:
     assert seen[0] != seen[1]
 
 
+def test_starting_a_worker_is_not_counted_in_the_phases_wall_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that takes longer to start than the phase's wall-clock limit and its grace
+    together still gives the phase the whole limit: the clock starts once it is ready."""
+    (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(2.0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    limits = FAST_LIMITS.model_copy(update={"wall_time_s": 0.5})
+    policy = HostPolicy(sandbox=limits)
+    with ProcessIsolation(grace_s=0.5) as isolation:
+        started = time.monotonic()
+        result = isolation.run(request(producer("return 1;"), policy=policy), RecordingHost())
+        elapsed = time.monotonic() - started
+    assert result.outcome == Completed(result=1)
+    assert elapsed >= 2.0
+    assert result.trace.wall_time_s < limits.wall_time_s
+
+
 def _signal_worker(sig: int) -> RecordingHost:
     before = _children()
 
@@ -108,6 +126,7 @@ def _signal_worker(sig: int) -> RecordingHost:
 def test_a_worker_that_stops_answering_is_killed_at_the_deadline() -> None:
     with ProcessIsolation(grace_s=0.5) as isolation:
         host = _signal_worker(signal.SIGSTOP)
+        isolation.run(request(producer("return 0;")), RecordingHost())
         started = time.monotonic()
         result = isolation.run(request(producer("await ctx.gmail.search({});")), host)
         elapsed = time.monotonic() - started
