@@ -338,6 +338,7 @@ class Scheduler:
             with self.leases.heartbeats(max(0.05, self.lease_ttl_s / 3), retry):
                 while not stop.is_set():
                     try:
+                        self._listen()
                         activities, idle = self._one_turn(lanes)
                         if idle:
                             if on_idle is not None:
@@ -395,6 +396,15 @@ class Scheduler:
             self.leases.release_all()
         with suppress(Exception):
             self.leases.withdraw()
+
+    def _listen(self) -> None:
+        """Listen on the store's inbox (PostgreSQL ``LISTEN``) before a turn looks at the
+        store, so that a notification committed after the look wakes the sleep after it
+        instead of being missed for a whole poll; what was heard before is taken here (the
+        turn sees its effect)."""
+        waiter = getattr(self.store, "wait_for_inbox", None)
+        if callable(waiter):
+            waiter(0.0)
 
     def _idle(self, stop: threading.Event, pause: float) -> None:
         """Sleep `pause` seconds, or less: a store that can be woken (PostgreSQL ``LISTEN``

@@ -28,17 +28,24 @@ def test_a_notification_wakes_a_sleeping_worker(postgres_server: PostgresServer)
     worker = Scheduler(worker_env.runtime, worker="sleeper")
     stop = threading.Event()
     idle = threading.Event()
+    started = [0.0]
+
+    def notify_once() -> None:
+        """The notification is committed once the worker found nothing to do and before it
+        sleeps: the moment a worker that listened only when it began to sleep missed it."""
+        if not idle.is_set():
+            started[0] = time.monotonic()
+            env.durable.receive_notification(key, {"file": "p.pdf"}, source="test")
+            idle.set()
+
     thread = threading.Thread(
-        target=worker.run_forever, kwargs={"stop": stop, "poll_s": POLL_S, "on_idle": idle.set}
+        target=worker.run_forever, kwargs={"stop": stop, "poll_s": POLL_S, "on_idle": notify_once}
     )
     thread.start()
     try:
         assert idle.wait(60)
-        time.sleep(1.0)
-        started = time.monotonic()
-        env.durable.receive_notification(key, {"file": "p.pdf"}, source="test")
         while env.store.get_run(run_id).status is not RunStatus.COMMITTED:
-            assert time.monotonic() - started < POLL_S / 2, "the worker was not woken"
+            assert time.monotonic() - started[0] < POLL_S / 2, "the worker was not woken"
             time.sleep(0.05)
     finally:
         stop.set()
