@@ -110,6 +110,7 @@ class Scheduler:
         self.runtime = runtime
         self.concurrency = concurrency
         self._lanes = Lanes(concurrency) if concurrency > 1 else None
+        self._listening = False
         self.store = runtime.store
         self.clock = clock or runtime.now
         self.worker = worker or default_worker_name()
@@ -338,7 +339,6 @@ class Scheduler:
             with self.leases.heartbeats(max(0.05, self.lease_ttl_s / 3), retry):
                 while not stop.is_set():
                     try:
-                        self._listen()
                         activities, idle = self._one_turn(lanes)
                         if idle:
                             if on_idle is not None:
@@ -397,25 +397,29 @@ class Scheduler:
         with suppress(Exception):
             self.leases.withdraw()
 
-    def _listen(self) -> None:
-        """Listen on the store's inbox (PostgreSQL ``LISTEN``) before a turn looks at the
-        store, so that a notification committed after the look wakes the sleep after it
-        instead of being missed for a whole poll; what was heard before is taken here (the
-        turn sees its effect)."""
-        waiter = getattr(self.store, "wait_for_inbox", None)
-        if callable(waiter):
-            waiter(0.0)
-
     def _idle(self, stop: threading.Event, pause: float) -> None:
         """Sleep `pause` seconds, or less: a store that can be woken (PostgreSQL ``LISTEN``
-        on the durable inbox) ends the sleep when a notification arrives."""
+        on the durable inbox) ends the sleep when a notification arrives.
+
+        While the store is not listening yet (the first sleep, or the first after its
+        connection was lost) this only starts listening and returns: a notification
+        committed between the last look and the ``LISTEN`` is seen by the next look
+        instead of being missed for a whole poll."""
         waiter = getattr(self.store, "wait_for_inbox", None)
         deadline = time.monotonic() + pause
+        if callable(waiter) and not (self._listening or stop.is_set()):
+            self._listening = waiter(0.0) is not None
+            if self._listening:
+                return
         while callable(waiter) and not stop.is_set():
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-            woken = waiter(min(left, _WAKE_SLICE_S))
+            try:
+                woken = waiter(min(left, _WAKE_SLICE_S))
+            except BaseException:
+                self._listening = False
+                raise
             if woken is None:
                 break
             if woken:
