@@ -1,4 +1,5 @@
-"""On PostgreSQL a notification wakes an idle worker at once (LISTEN/NOTIFY)."""
+"""On PostgreSQL a notification wakes an idle worker at once (LISTEN/NOTIFY), including one
+committed between the worker's last look at the store and its first sleep."""
 
 from __future__ import annotations
 
@@ -15,7 +16,12 @@ from tests.durable.harness import make_env
 POLL_S = 120.0
 
 
-def test_a_notification_wakes_a_sleeping_worker(postgres_server: PostgresServer) -> None:
+def _woken_within_half_a_poll(
+    postgres_server: PostgresServer, *, at_idle: int, delay_s: float
+) -> None:
+    """A run parked on a durable operation and a worker polling every `POLL_S` seconds; the
+    notification is committed `delay_s` after the worker's `at_idle`-th idle (from its
+    `on_idle` itself when 0, before it sleeps). The run must commit within half a poll."""
     url = postgres_server.create_database(f"wake_{uuid.uuid4().hex[:12]}")
     env = make_env(url)
     env.need("m1")
@@ -27,23 +33,30 @@ def test_a_notification_wakes_a_sleeping_worker(postgres_server: PostgresServer)
     assert isinstance(worker_env.store, SqlStore)
     worker = Scheduler(worker_env.runtime, worker="sleeper")
     stop = threading.Event()
-    idle = threading.Event()
+    notified = threading.Event()
+    idles = [0]
     started = [0.0]
 
-    def notify_once() -> None:
-        """The notification is committed once the worker found nothing to do and before it
-        sleeps: the moment a worker that listened only when it began to sleep missed it."""
-        if not idle.is_set():
-            started[0] = time.monotonic()
-            env.durable.receive_notification(key, {"file": "p.pdf"}, source="test")
-            idle.set()
+    def notify() -> None:
+        started[0] = time.monotonic()
+        env.durable.receive_notification(key, {"file": "p.pdf"}, source="test")
+        notified.set()
+
+    def on_idle() -> None:
+        idles[0] += 1
+        if idles[0] != at_idle:
+            return
+        if delay_s:
+            threading.Timer(delay_s, notify).start()
+        else:
+            notify()
 
     thread = threading.Thread(
-        target=worker.run_forever, kwargs={"stop": stop, "poll_s": POLL_S, "on_idle": notify_once}
+        target=worker.run_forever, kwargs={"stop": stop, "poll_s": POLL_S, "on_idle": on_idle}
     )
     thread.start()
     try:
-        assert idle.wait(60)
+        assert notified.wait(60)
         while env.store.get_run(run_id).status is not RunStatus.COMMITTED:
             assert time.monotonic() - started[0] < POLL_S / 2, "the worker was not woken"
             time.sleep(0.05)
@@ -53,3 +66,16 @@ def test_a_notification_wakes_a_sleeping_worker(postgres_server: PostgresServer)
         worker_env.store.close()
         env.store.close()
     assert not thread.is_alive()
+
+
+def test_a_notification_wakes_a_sleeping_worker(postgres_server: PostgresServer) -> None:
+    """Half a second after the first idle, while the worker sleeps on its LISTEN."""
+    _woken_within_half_a_poll(postgres_server, at_idle=1, delay_s=0.5)
+
+
+def test_a_notification_before_the_first_sleep_is_not_missed(
+    postgres_server: PostgresServer,
+) -> None:
+    """Committed after the worker's first look found nothing and before it listens: the
+    moment a worker that began to listen only when it began to sleep missed it."""
+    _woken_within_half_a_poll(postgres_server, at_idle=1, delay_s=0.0)
