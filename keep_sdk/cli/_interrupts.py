@@ -10,12 +10,14 @@ default handler while it finalises, and a Ctrl-C there would kill the process by
 signal instead of leaving the status the command decided. Python does not always let the
 interrupt through as itself: raised in a class body's ``__set_name__`` (while a command
 imports a module) it becomes a ``RuntimeError`` with the interrupt as its cause, and raised
-in a finaliser it is printed and dropped; both end the command with 130 too.
+in a finaliser it is printed and dropped; both end the command with 130 too. A library that
+logs the interrupt it met (with its traceback) is not printed: the command reports it.
 """
 
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import signal
 import sys
@@ -103,6 +105,25 @@ def _interrupt_lost(
     return hook
 
 
+class _CausedByTheInterrupt(logging.Filter):
+    """Drops a log record whose exception a Ctrl-C raised: a library that logs what
+    interrupted its clean-up (SQLAlchemy's pool closing a connection) would print a
+    traceback of the interrupt the command line reports itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return exc is None or not _raised_by_interrupt(exc)
+
+
+def _quiet_interrupts_in_logs() -> None:
+    """Filter the handlers that print a library's log records (the root logger's, and
+    Python's last resort when nobody configured logging) with `_CausedByTheInterrupt`."""
+    caused = _CausedByTheInterrupt()
+    for handler in (logging.lastResort, *logging.getLogger().handlers):
+        if handler is not None:
+            handler.addFilter(caused)
+
+
 def ending(command: Callable[[], int]) -> NoReturn:
     """Run `command` and end the process with the status it returns, Ctrl-C as the module says.
 
@@ -113,6 +134,7 @@ def ending(command: Callable[[], int]) -> NoReturn:
     """
     interrupts = _Interrupts()
     signal.signal(signal.SIGINT, interrupts.handle)
+    _quiet_interrupts_in_logs()
     previous_hook = sys.unraisablehook
     sys.unraisablehook = _interrupt_lost(previous_hook)
     ended: SystemExit

@@ -46,6 +46,27 @@ FINALISER = """
     print("went on as if Ctrl-C was not pressed")
 """
 
+LOGGED = """
+    import logging
+
+    try:
+        signal.raise_signal(signal.SIGINT)
+        sum(range(1000))
+    except BaseException:
+        pool = logging.getLogger("sqlalchemy.pool.impl.QueuePool")
+        pool.error("Exception closing connection %r", object(), exc_info=True)
+        raise
+"""
+
+LOGGED_FAILURE = """
+    import logging
+
+    try:
+        raise OSError("disk I/O error")
+    except OSError:
+        logging.getLogger("sqlalchemy.pool").error("Exception closing connection", exc_info=True)
+"""
+
 NOT_AN_INTERRUPT = """
     raise RuntimeError("a bug of the command")
 """
@@ -73,12 +94,21 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("body", [SET_NAME, FINALISER], ids=["set_name", "finaliser"])
+@pytest.mark.parametrize(
+    "body", [SET_NAME, FINALISER, LOGGED], ids=["set_name", "finaliser", "logged"]
+)
 def test_a_ctrl_c_python_wraps_or_swallows_ends_the_command_with_130(body: str) -> None:
     done = _run(_ending(body))
     assert done.returncode == 130, done.stderr
     assert done.stderr == ""
     assert "went on" not in done.stdout
+
+
+def test_a_library_logging_its_own_failure_is_still_printed() -> None:
+    done = _run(_ending(LOGGED_FAILURE))
+    assert done.returncode == 0, done.stderr
+    assert "Exception closing connection" in done.stderr
+    assert "OSError: disk I/O error" in done.stderr
 
 
 def test_an_error_of_the_command_is_not_taken_for_an_interrupt() -> None:
