@@ -36,7 +36,6 @@
   const getPrototypeOf = ObjectC.getPrototypeOf;
   const create = ObjectC.create;
   const hasOwn = ObjectC.hasOwn;
-  const is = ObjectC.is;
   const isExtensible = ObjectC.isExtensible;
   const getOwnPropertySymbols = ObjectC.getOwnPropertySymbols;
   const getOwnPropertyDescriptors = ObjectC.getOwnPropertyDescriptors;
@@ -691,6 +690,7 @@
     defineProperty(G, firstConfig.returnMarker, { value: freeze(markReturn), writable: false, enumerable: false, configurable: false });
 
     lockDown();
+    pinGlobals();
     const baseline = reusable ? snapshotGlobal() : undefined;
 
     // A realm run again must hold nothing a phase left: every object reachable from the
@@ -753,36 +753,30 @@
       }
     }
 
-    function snapshotGlobal() {
+    // Every property the global object holds after the lockdown is pinned: a data property
+    // becomes non-writable and non-configurable, an accessor non-configurable. The engine
+    // then keeps each of them as it is (a non-configurable, non-writable data property and
+    // a non-configurable accessor cannot be changed or deleted), so a phase can change the
+    // global object only by adding a property, by `preventExtensions` or by replacing its
+    // prototype, which is what `pristine` looks for.
+    function pinGlobals() {
       const keys = ownKeys(G);
-      const descriptors = [];
-      for (let i = 0; i < keys.length; i++) descriptors[i] = getOwnPropertyDescriptor(G, keys[i]);
-      return { keys: keys, descriptors: descriptors, prototype: getPrototypeOf(G) };
-    }
-
-    function sameDescriptor(now, then) {
-      return (
-        now !== undefined &&
-        is(now.value, then.value) &&
-        now.get === then.get &&
-        now.set === then.set &&
-        now.writable === then.writable &&
-        now.enumerable === then.enumerable &&
-        now.configurable === then.configurable
-      );
-    }
-
-    // Whether the global object is as the realm left it: the same keys in the same order,
-    // each with the same descriptor, the same prototype, still extensible.
-    function pristine() {
-      if (!isExtensible(G) || getPrototypeOf(G) !== baseline.prototype) return false;
-      const keys = ownKeys(G);
-      if (keys.length !== baseline.keys.length) return false;
       for (let i = 0; i < keys.length; i++) {
-        if (keys[i] !== baseline.keys[i]) return false;
-        if (!sameDescriptor(getOwnPropertyDescriptor(G, keys[i]), baseline.descriptors[i])) return false;
+        const descriptor = getOwnPropertyDescriptor(G, keys[i]);
+        if (hasOwn(descriptor, "value")) defineProperty(G, keys[i], { writable: false, configurable: false });
+        else defineProperty(G, keys[i], { configurable: false });
       }
-      return true;
+    }
+
+    function snapshotGlobal() {
+      return { count: ownKeys(G).length, prototype: getPrototypeOf(G) };
+    }
+
+    // Whether the global object is as the realm left it: still extensible, the same
+    // prototype and no more keys (every key it had is pinned by `pinGlobals`, so the same
+    // count is the same keys, each with the same value and attributes).
+    function pristine() {
+      return isExtensible(G) && getPrototypeOf(G) === baseline.prototype && ownKeys(G).length === baseline.count;
     }
 
     return function dispatch(op, first, second, third, fourth) {

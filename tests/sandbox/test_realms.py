@@ -377,6 +377,68 @@ def test_a_workflow_that_writes_to_the_global_object_runs_in_fresh_contexts() ->
         assert realms.peek(_key(GLOBAL_WRITER)) is None
 
 
+GLOBAL_CHANGES = {
+    "a new property": "globalThis.leak = 1;",
+    "a new symbol": "globalThis[Symbol.for('leak')] = 1;",
+    "a new accessor": "Object.defineProperty(globalThis, 'leak', { get() { return 1; } });",
+    "no extensions": "Object.preventExtensions(globalThis);",
+    "a new prototype": "Object.setPrototypeOf(globalThis, Object.create(null));",
+}
+
+
+@pytest.mark.parametrize("change", sorted(GLOBAL_CHANGES))
+def test_every_change_the_global_object_allows_drops_the_realm(change: str) -> None:
+    """The check counts keys: it sees each change a pinned global object still allows."""
+    source = (
+        "export default Keep.workflow({ producers: { h: { handler: async (ctx, state) => {\n"
+        f"  if (state && state.change) {{ try {{ {GLOBAL_CHANGES[change]} }} catch (e) {{}} }}\n"
+        '  return "ok";\n} } } });\n'
+    )
+    _phase(source)
+    assert realms.peek(_key(source)) is not None
+    assert _phase(source, state={"change": True}).outcome == Completed(result="ok")
+    assert realms.peek(_key(source)) is None
+
+
+PINNED_GLOBALS = """
+export default Keep.workflow({ producers: { h: { handler: async (ctx, state) => {
+  const kept = [Promise, JSON, Math, Array, Date, Keep];
+  const tries = {
+    assign: () => { Promise = null; },
+    assignProperty: () => { globalThis.JSON = null; },
+    remove: () => { delete globalThis.Math; },
+    redefine: () => { Object.defineProperty(globalThis, "Array", { value: null }); },
+    reflect: () => { if (!Reflect.set(globalThis, "Date", null)) throw new TypeError("refused"); },
+    accessor: () => { Object.defineProperty(globalThis, "Keep", { get() { return null; } }); },
+  };
+  const refused = Object.keys(tries).filter((name) => {
+    try { tries[name](); return false; } catch (error) { return error instanceof TypeError; }
+  });
+  globalThis.added = 1;
+  delete globalThis.added;
+  const same = [Promise, JSON, Math, Array, Date, Keep].every((value, i) => value === kept[i]);
+  return { refused, same };
+} } } });
+"""
+
+
+@pytest.mark.parametrize("kept", [True, False], ids=["realm", "fresh"])
+def test_a_global_the_lockdown_left_cannot_be_written_or_removed(kept: bool) -> None:
+    """Every global binding is pinned alike in a realm and in a context that is not kept, so
+    a script sees the same refusal in either; a property added and deleted again leaves the
+    global object as it was, and the realm is kept."""
+    expected = Completed(
+        result={
+            "refused": ["assign", "assignProperty", "remove", "redefine", "reflect", "accessor"],
+            "same": True,
+        }
+    )
+    realm_policy.after = 0 if kept else None
+    for _ in range(2):
+        assert _phase(PINNED_GLOBALS).outcome == expected
+    assert (realms.peek(_key(PINNED_GLOBALS)) is not None) is kept
+
+
 PLAIN = """
 export default Keep.workflow({ producers: { h: { handler: async () => 42 } } });
 """

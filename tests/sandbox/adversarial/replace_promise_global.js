@@ -1,7 +1,7 @@
-// attack: replacing the global Promise before a ctx call
+// attack: replacing the global Promise before a ctx call (every global binding is pinned)
 // phase: producer
-// expect: completed:"gmail.search"
-// host-calls: 1
+// expect: logic_error:TypeError: 'Promise' is read-only
+// host-calls: 0
 export default Keep.workflow({
   producers: { h: { handler: async (ctx, state) => {
     globalThis.Promise = function () { throw new Error('no'); };
