@@ -13,9 +13,12 @@ import struct
 import time
 from typing import IO, Final
 
-__all__ = ["FrameError", "FrameReader", "FrameTimeout", "read_frame", "write_frame"]
+__all__ = ["DONE_HEAD", "FrameError", "FrameReader", "FrameTimeout", "read_frame", "write_frame"]
 
 _HEADER: Final = struct.Struct(">I")
+
+DONE_HEAD: Final = b'{"type":"done","result":'
+"""How the frame that ends a phase begins; the result's JSON follows, then ``}``."""
 
 
 class FrameError(Exception):

@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from pydantic import JsonValue
 
@@ -29,7 +29,13 @@ from keep_sdk.model import SandboxLimits
 from keep_sdk.sandbox._failures import outcome_for_host_error
 from keep_sdk.sandbox._host import HostInterface
 from keep_sdk.sandbox.contexts import CONTEXT_FIELDS, ContextLog, RequestContexts
-from keep_sdk.sandbox.frames import FrameError, FrameReader, FrameTimeout, write_frame
+from keep_sdk.sandbox.frames import (
+    DONE_HEAD,
+    FrameError,
+    FrameReader,
+    FrameTimeout,
+    write_frame,
+)
 from keep_sdk.sandbox.outcome import (
     HostCall,
     InternalFailure,
@@ -100,6 +106,17 @@ class _Worker:
 
     def receive(self, deadline: float, timed_out: Callable[[], Outcome]) -> dict[str, Any]:
         """The next message; `timed_out()` builds the outcome when `deadline` passes."""
+        message = self.message(deadline, timed_out)
+        if not isinstance(message, dict):
+            self._broke()
+        return message
+
+    def message(
+        self, deadline: float, timed_out: Callable[[], Outcome]
+    ) -> PhaseResult | dict[str, Any]:
+        """The next message, or the phase result when it is a done message (a frame that
+        begins with `DONE_HEAD` is validated from its bytes in one pass); `timed_out()`
+        builds the outcome when `deadline` passes."""
         try:
             frame = self.reader.read(deadline)
         except FrameTimeout:
@@ -109,15 +126,15 @@ class _Worker:
             raise _WorkerGone(self._death(f"the sandbox worker failed: {exc}")) from None
         started = time.monotonic()
         try:
-            message: dict[str, Any] = json.loads(frame)
+            return parse_message(frame)
         except ValueError:
-            self.kill()
-            raise _WorkerGone(
-                InternalFailure(message="the sandbox worker broke the protocol")
-            ) from None
+            self._broke()
         finally:
             self.decode_s += time.monotonic() - started
-        return message
+
+    def _broke(self) -> NoReturn:
+        self.kill()
+        raise _WorkerGone(InternalFailure(message="the sandbox worker broke the protocol"))
 
     def _death(self, what: str) -> InternalFailure:
         self.kill()
@@ -305,11 +322,10 @@ class ProcessIsolation:
         try:
             self._send_request(worker, request)
             while True:
-                message = worker.receive(deadline, timed_out)
-                if message.get("type") == "done":
-                    result = PhaseResult.model_validate(message["result"])
-                    self._give_back(worker, result.outcome)
-                    return result
+                message = worker.message(deadline, timed_out)
+                if isinstance(message, PhaseResult):
+                    self._give_back(worker, message.outcome)
+                    return message
                 if message.get("type") != "call":
                     raise _WorkerGone(
                         InternalFailure(message="the sandbox worker broke the protocol")
@@ -385,6 +401,21 @@ class ProcessIsolation:
                 )
             )
         return b'{"type":"result","ok":true,"value":' + text.encode("utf-8") + b"}"
+
+
+def parse_message(frame: bytes) -> PhaseResult | dict[str, Any]:
+    """A worker's message: the phase result of a done message (validated from its bytes
+    in one pass when the frame begins with `DONE_HEAD`), else the JSON object. Raises
+    `ValueError` (a `ValidationError` among them) for anything else: the worker broke the
+    protocol."""
+    if frame.startswith(DONE_HEAD):
+        return PhaseResult.model_validate_json(frame[len(DONE_HEAD) : -1])
+    message = json.loads(frame)
+    if not isinstance(message, dict):
+        raise ValueError("a worker message is a JSON object")
+    if message.get("type") == "done":
+        return PhaseResult.model_validate(message.get("result"))
+    return message
 
 
 def _failed(outcome: Outcome) -> bytes:

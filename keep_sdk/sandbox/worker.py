@@ -10,7 +10,8 @@ name of later requests: `keep_sdk.sandbox.contexts`),
 each relayed host call,
 ``{"type": "result", "ok": true, "value": ...}`` or ``{"ok": false, "outcome": ...}``.
 Worker → parent: ``{"type": "ready"}`` once, ``{"type": "call", "name", "arguments"}``
-for each host call, and ``{"type": "done", "result": PhaseResult}`` per run.
+for each host call, and ``{"type": "done", "result": PhaseResult}`` per run, written as
+`DONE_HEAD`, the result's JSON and ``}`` so the parent can validate it in one pass.
 """
 
 from __future__ import annotations
@@ -22,16 +23,17 @@ import sys
 from typing import IO, Any
 
 from pydantic import JsonValue, TypeAdapter
+from pydantic_core import PydanticSerializationError
 
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HostPolicy
 from keep_sdk.sandbox._failures import RelayedOutcome
 from keep_sdk.sandbox.contexts import ContextLog
 from keep_sdk.sandbox.engine import run_phase
-from keep_sdk.sandbox.frames import read_frame, write_frame
-from keep_sdk.sandbox.outcome import Outcome, PhaseRequest
+from keep_sdk.sandbox.frames import DONE_HEAD, read_frame, write_frame
+from keep_sdk.sandbox.outcome import Outcome, PhaseRequest, PhaseResult
 
-__all__ = ["RelayHost", "serve"]
+__all__ = ["RelayHost", "done_frame", "serve"]
 
 _OUTCOME: TypeAdapter[Outcome] = TypeAdapter(Outcome)
 
@@ -80,7 +82,19 @@ def serve(reader: IO[bytes], writer: IO[bytes]) -> None:
             {**message["request"], **contexts.use(message["context"])}
         )
         result = run_phase(request, host).model_copy(update={"isolation": "process"})
-        _send(writer, {"type": "done", "result": result.model_dump(mode="json")})
+        write_frame(writer, done_frame(result))
+
+
+def done_frame(result: PhaseResult) -> bytes:
+    """The frame that ends a phase: `DONE_HEAD`, `result` as JSON, and ``}``, so the parent
+    validates the result from those bytes in one pass. A result holding a lone surrogate
+    in a value (which pydantic will not encode as UTF-8) is sent as ASCII JSON in an
+    ordinary message instead."""
+    try:
+        text = result.model_dump_json()
+    except PydanticSerializationError:
+        return json.dumps({"type": "done", "result": result.model_dump(mode="json")}).encode()
+    return DONE_HEAD + text.encode("utf-8") + b"}"
 
 
 def _validated(context: dict[str, Any]) -> dict[str, Any]:
