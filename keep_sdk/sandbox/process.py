@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, Final, NoReturn
 
 from pydantic import JsonValue
+from pydantic_core import PydanticSerializationError
 
 from keep_sdk.contract import codec
 from keep_sdk.errors import InternalError
@@ -349,8 +350,14 @@ class ProcessIsolation:
         else:
             worker.send({"type": "context", "key": key, "context": context})
             worker.contexts.put(key, None)
-        rest = request.model_dump(mode="json", exclude=set(CONTEXT_FIELDS))
-        worker.send({"type": "run", "context": key, "request": rest})
+        exclude = set(CONTEXT_FIELDS)
+        try:
+            rest = request.model_dump_json(exclude=exclude).encode("utf-8")
+        except PydanticSerializationError:
+            rest = json.dumps(request.model_dump(mode="json", exclude=exclude)).encode()
+        worker.send(
+            b'{"type":"run","context":' + json.dumps(key).encode() + b',"request":' + rest + b"}"
+        )
 
     @staticmethod
     def _relay(

@@ -10,8 +10,15 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import JsonValue
 
-from keep_sdk.sandbox import Completed, InternalFailure, LogicFailure, ProcessIsolation
+from keep_sdk.sandbox import (
+    Completed,
+    InternalFailure,
+    LogicFailure,
+    ProcessIsolation,
+    run_phase,
+)
 from keep_sdk.sandbox.frames import DONE_HEAD
 from keep_sdk.sandbox.outcome import ConsoleLine, PhaseResult, Trace
 from keep_sdk.sandbox.process import parse_message
@@ -115,3 +122,19 @@ def test_a_worker_that_sends_a_broken_result_is_a_protocol_failure(
     with ProcessIsolation() as isolation:
         result = isolation.run(request(producer("return 1;")), RecordingHost())
     assert result.outcome == InternalFailure(message="the sandbox worker broke the protocol")
+
+
+@pytest.mark.parametrize(
+    "state",
+    [{"n": 1, "text": "ü ✓"}, {"half": "\ud800"}],
+    ids=["utf-8", "a lone surrogate"],
+)
+def test_a_worker_gets_the_request_the_parent_was_given(state: JsonValue) -> None:
+    """A request is sent as its own JSON, or as ASCII JSON when it cannot be written as
+    UTF-8: the worker's phase ends as the same phase in this process does."""
+    source = producer("return state;")
+    with ProcessIsolation() as isolation:
+        pooled = isolation.run(request(source, state=state), RecordingHost())
+    here = run_phase(request(source, state=state), RecordingHost())
+    assert pooled.outcome == here.outcome
+    assert pooled.outcome.kind == ("completed" if state.get("n") else "logic_error")
