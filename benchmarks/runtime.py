@@ -97,7 +97,7 @@ from keep_sdk.sandbox.bytecode import ModuleLoader, PreludeLoader
 from keep_sdk.sandbox.engine import prelude_source
 from keep_sdk.sandbox.process import MAX_RUNS
 from keep_sdk.sandbox.realm import realm_policy
-from keep_sdk.sandbox.setup import config_text, setup_for
+from keep_sdk.sandbox.setup import config_text, phase_fields, setup_for
 from keep_sdk.sandbox.stack import safe_stack_bytes
 from keep_sdk.scheduler import Scheduler
 from keep_sdk.stores import Publication, SqlStore, open_store
@@ -386,6 +386,7 @@ def hardened_phase_ms(rounds: int) -> float:
     policy = HostPolicy()
     limits = policy.sandbox
     setup = setup_for(source, builtin_manifest(), policy, HandlerPhase.PREPARE)
+    fields = phase_fields(log_budget=limits.max_log_bytes, determinism=None, reusable=True)
     config = config_text(
         setup.config_head, log_budget=limits.max_log_bytes, determinism=None, reusable=True
     )
@@ -405,7 +406,8 @@ def hardened_phase_ms(rounds: int) -> float:
     phases: list[float] = []
     for _ in range(rounds + 1):
         started = time.perf_counter()
-        dispatch("next", config)
+        if dispatch("next", setup.config_static, fields) != "":
+            raise RuntimeError("the realm refused its next phase")
         modules.load(
             context, setup.marked.text, enter, memory_bytes=limits.memory_bytes, stack_bytes=stack
         )

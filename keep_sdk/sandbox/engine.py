@@ -56,7 +56,7 @@ from keep_sdk.sandbox.outcome import (
 )
 from keep_sdk.sandbox.realm import Realm, RealmKey, realm_key, realms
 from keep_sdk.sandbox.returns import Marked
-from keep_sdk.sandbox.setup import build_setup, config_text, setup_for
+from keep_sdk.sandbox.setup import build_setup, config_text, phase_fields, setup_for
 from keep_sdk.sandbox.stack import safe_stack_bytes
 
 __all__ = ["ARGUMENT_ENVELOPE", "PUBLISH_RESERVE", "PhaseRun", "prelude_source", "run_phase"]
@@ -316,12 +316,13 @@ class PhaseRun:
             realms.spoil(realm.key)
         return clean
 
-    def _open(self, context: Any, config: str, stack_bytes: int) -> Any:
-        """The prelude's ``dispatch`` for this phase: a kept realm's, moved on to a new
-        phase, or a new context's, booted (after the decoy module when it is a realm)."""
+    def _open(self, context: Any, fields: str, stack_bytes: int) -> Any:
+        """The prelude's ``dispatch`` for this phase (whose own configuration fields are
+        `fields`): a kept realm's, moved on to a new phase, or a new context's, booted
+        (after the decoy module when it is a realm)."""
         realm = self._realm
         if realm is not None and realm.dispatch is not None:
-            if self._enter(realm.dispatch, "next", config) != "":
+            if self._enter(realm.dispatch, "next", self._setup.config_static, fields) != "":
                 self._drop_realm()
             self._match_fresh_memory(realm)
             return realm.dispatch
@@ -332,7 +333,7 @@ class PhaseRun:
             while self._enter(context.execute_pending_job):
                 pass
         boot = _prelude_loader().load(context, self._enter)
-        dispatch = self._enter(boot, config)
+        dispatch = self._enter(boot, f"{self._setup.config_head},{fields[1:]}")
         if realm is not None:
             realm.dispatch = dispatch
             self._match_fresh_memory(realm)
@@ -421,13 +422,12 @@ class PhaseRun:
                 )
         arguments = "[" + ",".join(texts) + "]"
         stack_bytes = safe_stack_bytes(self._limits.stack_bytes)
-        config = config_text(
-            setup.config_head,
+        fields = phase_fields(
             log_budget=self._log_budget,
             determinism=request.determinism,
             reusable=self._realm is not None,
         )
-        self._dispatch = self._open(context, config, stack_bytes)
+        self._dispatch = self._open(context, fields, stack_bytes)
         self._marked = setup.marked
         module = _module_loader().load(
             context,

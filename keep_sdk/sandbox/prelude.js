@@ -3,10 +3,12 @@
 // phase's configuration (a JSON string). `boot` locks the realm down (every object a
 // script can reach but the global object frozen and tamed), installs `Keep` and `console`,
 // and returns `dispatch`, the only way the host talks to the context. In a context kept
-// for reuse (`reusable` in the configuration) `dispatch("next", config)` starts the next
-// phase with fresh state, and `dispatch("check")`, which the host runs when each phase
-// ends, says whether the global object is still as the lockdown left it; only a realm
-// that passed it gets a next phase (keep_sdk/sandbox/realm.py).
+// for reuse (`reusable` in the configuration) `dispatch("next", static, fields)` starts the
+// next phase with fresh state (the two parts of its configuration: what the workflow
+// version and the phase kind fix, and the phase's own fields), and `dispatch("check")`,
+// which the host runs when each phase ends, says whether the global object is still as
+// the lockdown left it; only a realm that passed it gets a next phase
+// (keep_sdk/sandbox/realm.py).
 //
 // The host loads this file as ONE line (comment lines dropped, lines joined) behind a
 // long run of spaces, so every prelude frame in a stack trace reads `<input>:1:<big
@@ -34,6 +36,7 @@
   const getOwnPropertyNames = ObjectC.getOwnPropertyNames;
   const getOwnPropertyDescriptor = ObjectC.getOwnPropertyDescriptor;
   const getPrototypeOf = ObjectC.getPrototypeOf;
+  const setPrototypeOf = ObjectC.setPrototypeOf;
   const create = ObjectC.create;
   const hasOwn = ObjectC.hasOwn;
   const isExtensible = ObjectC.isExtensible;
@@ -582,7 +585,9 @@
       return (r >>> 0) / 4294967296;
     }
 
-    // Math.random restarts from `seed` at every phase: what one phase drew tells nothing to the next.
+    // Math.random restarts at every phase: from `seed` (a replay's, mixed by sixteen draws)
+    // or, in a kept realm, from the four random words the host drew for the phase, so what
+    // one phase drew tells nothing to the next.
     function reseed(seed) {
       a = seed >>> 0;
       b = 0x9e3779b9;
@@ -591,9 +596,41 @@
       for (let i = 0; i < 16; i++) random();
     }
 
+    function seedPhase(config) {
+      const words = config.words;
+      if (words === undefined || words === null) {
+        reseed(config.seed);
+        return;
+      }
+      a = words[0] >>> 0;
+      b = words[1] >>> 0;
+      c = words[2] >>> 0;
+      d = words[3] >>> 0;
+    }
+
     function installRandom() {
-      reseed(firstConfig.seed);
+      seedPhase(firstConfig);
       defineProperty(Math, "random", { value: random, writable: true, enumerable: false, configurable: true });
+    }
+
+    // A kept realm's phases share the parsed part of their configuration that depends on the
+    // workflow version and the phase kind alone (a few of them per realm); `next` parses only
+    // the phase's own fields, which inherit the rest.
+    const statics = [];
+
+    function phaseConfig(staticText, fieldsText) {
+      let shared;
+      for (let i = 0; i < statics.length && shared === undefined; i++) {
+        if (statics[i][0] === staticText) shared = statics[i][1];
+      }
+      if (shared === undefined) {
+        if (statics.length >= 8) statics.length = 0;
+        shared = freeze(parse(staticText));
+        statics[statics.length] = [staticText, shared];
+      }
+      const config = parse(fieldsText);
+      setPrototypeOf(config, shared);
+      return config;
     }
 
     function installClock() {
@@ -787,9 +824,9 @@
         if (op === "check") return reusable && pristine() ? "clean" : "dirty";
         if (op === "next") {
           if (!reusable) return "dirty";
-          const config = parse(first);
+          const config = phaseConfig(first, second);
           phaseClock = config.clock;
-          reseed(config.seed);
+          seedPhase(config);
           current = openPhase(config);
           return "";
         }

@@ -25,7 +25,14 @@ from keep_sdk.sandbox.capabilities import Capabilities
 from keep_sdk.sandbox.outcome import Determinism
 from keep_sdk.sandbox.returns import MARKER, Marked, mark_returns
 
-__all__ = ["MAX_LINE_CHARS", "SETUP_CAPACITY", "PhaseSetup", "config_text", "setup_for"]
+__all__ = [
+    "MAX_LINE_CHARS",
+    "SETUP_CAPACITY",
+    "PhaseSetup",
+    "config_text",
+    "phase_fields",
+    "setup_for",
+]
 
 MAX_LINE_CHARS: Final = 8_192
 """UTF-16 units of one console line the prelude keeps."""
@@ -40,11 +47,14 @@ class PhaseSetup:
 
     `problem` is the message of a source the engine must not be given (a NUL
     character, a lone surrogate), else None; `marked` is then the source unmarked.
+    `config_static` is `config_head` as a whole JSON object (what a kept realm's
+    ``next`` is given beside the phase's own fields).
     """
 
     allowed: Capabilities
     can_mutate: bool
     config_head: str
+    config_static: str
     marked: Marked
     problem: str | None
 
@@ -86,6 +96,31 @@ def _config_head(exposed: Capabilities, policy: HostPolicy) -> str:
     return text[:-1]
 
 
+def phase_fields(
+    *, log_budget: int, determinism: Determinism | None, reusable: bool = False
+) -> str:
+    """The fields of the prelude's configuration that change from phase to phase (a JSON
+    object).
+
+    A `reusable` realm replaces ``Math.random`` even without `determinism`: it gets four
+    random words drawn here for every phase (``words``), so no phase can learn what an
+    earlier one drew; `determinism` gives the replay's seed instead."""
+    clock = "null" if determinism is None else str(determinism.clock_ms)
+    seed = determinism.seed if determinism is not None else 0
+    words = "null"
+    if determinism is None and reusable:
+        drawn = secrets.randbits(128)
+        words = "[" + ",".join(str((drawn >> shift) & 0xFFFFFFFF) for shift in _WORDS) + "]"
+    flag = "true" if reusable else "false"
+    return (
+        f'{{"maxLogBytes":{int(log_budget)},"clock":{clock},"seed":{int(seed)},'
+        f'"words":{words},"reusable":{flag}}}'
+    )
+
+
+_WORDS: Final = (0, 32, 64, 96)
+
+
 def config_text(
     head: str,
     *,
@@ -93,22 +128,10 @@ def config_text(
     determinism: Determinism | None,
     reusable: bool = False,
 ) -> str:
-    """The prelude's configuration (JSON) from a setup's `config_head` and the phase's fields.
-
-    A `reusable` realm replaces ``Math.random`` even without `determinism`: it gets a
-    seed drawn here for every phase, so no phase can learn what an earlier one drew."""
-    clock = "null" if determinism is None else str(determinism.clock_ms)
-    if determinism is not None:
-        seed = determinism.seed
-    elif reusable:
-        seed = secrets.randbits(32)
-    else:
-        seed = 0
-    flag = "true" if reusable else "false"
-    return (
-        f'{head},"maxLogBytes":{int(log_budget)},"clock":{clock},"seed":{int(seed)},'
-        f'"reusable":{flag}}}'
-    )
+    """The prelude's whole configuration (JSON): a setup's `config_head` and the phase's
+    fields (`phase_fields`)."""
+    fields = phase_fields(log_budget=log_budget, determinism=determinism, reusable=reusable)
+    return f"{head},{fields[1:]}"
 
 
 def build_setup(
@@ -123,10 +146,12 @@ def build_setup(
     ``ctx`` without widening what the host allows."""
     allowed = Capabilities.for_phase(manifest, phase, policy)
     problem = _source_problem(source)
+    head = _config_head(exposed or allowed, policy)
     return PhaseSetup(
         allowed=allowed,
         can_mutate=any(map(allowed.is_mutation, allowed.operations)),
-        config_head=_config_head(exposed or allowed, policy),
+        config_head=head,
+        config_static=head + "}",
         marked=Marked(text=source) if problem else mark_returns(source),
         problem=problem,
     )

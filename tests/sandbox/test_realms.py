@@ -19,12 +19,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HandlerPhase, HostPolicy
 from keep_sdk.sandbox import Completed, Determinism, LimitFailure, MutationRequested, run_phase
 from keep_sdk.sandbox import engine as sandbox_engine
 from keep_sdk.sandbox.realm import REALM_PHASES, realm_key, realm_policy, realms
 from tests.sandbox.helpers import (
     FAST_LIMITS,
+    MANIFEST,
     RecordingHost,
     check_outcome,
     consumer,
@@ -295,6 +297,29 @@ def test_without_a_fixed_clock_each_phase_in_a_realm_draws_other_numbers() -> No
     assert realms.peek(_key(RANDOM)) is not None
     assert len({tuple(values) for values in drawn}) == 6
     assert all(0 <= value < 1 for values in drawn for value in values)
+
+
+CTX_KEYS = """
+export default Keep.workflow({
+  producers: { h: { handler: async (ctx) => Object.keys(ctx).sort() } },
+});
+"""
+
+
+def test_each_phase_in_a_realm_gets_the_configuration_of_its_own_manifest() -> None:
+    """Phases of one realm with ten connector manifests (more than a realm keeps parsed, so
+    the oldest are parsed again), in turn and twice over: each phase's ``ctx`` is the one
+    its own manifest gives, as in a fresh context."""
+    mail = MANIFEST.connectors[0]
+    manifests = [
+        Manifest(connectors=[mail.model_copy(update={"name": f"mail{i}"})]) for i in range(10)
+    ]
+    for _ in range(2):
+        for i, manifest in enumerate(manifests):
+            phase = request(CTX_KEYS).model_copy(update={"manifest": manifest})
+            result = run_phase(phase, RecordingHost())
+            assert result.outcome == Completed(result=[f"mail{i}", "publish"])
+    assert realms.peek(_key(CTX_KEYS)) is not None
 
 
 def _built_then(source: str, phase: HandlerPhase | str = HandlerPhase.PRODUCER) -> Any:
