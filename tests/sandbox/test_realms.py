@@ -376,11 +376,17 @@ export default Keep.workflow({ producers: { h: { handler: async (ctx, state) => 
 """
 
 
+def _dropped_by(source: str, state: Any) -> None:
+    """A clean phase of `source` builds its realm; a phase with `state` then completes with
+    "ok" and leaves no realm behind."""
+    _phase(source)
+    assert realms.peek(_key(source)) is not None
+    assert _phase(source, state=state).outcome == Completed(result="ok")
+    assert realms.peek(_key(source)) is None
+
+
 def test_a_phase_that_leaves_work_queued_drops_its_realm() -> None:
-    _phase(DETACHED)
-    assert realms.peek(_key(DETACHED)) is not None
-    assert _phase(DETACHED, state={"detach": True}).outcome == Completed(result="ok")
-    assert realms.peek(_key(DETACHED)) is None
+    _dropped_by(DETACHED, {"detach": True})
 
 
 GLOBAL_WRITER = """
@@ -419,10 +425,7 @@ def test_every_change_the_global_object_allows_drops_the_realm(change: str) -> N
         f"  if (state && state.change) {{ try {{ {GLOBAL_CHANGES[change]} }} catch (e) {{}} }}\n"
         '  return "ok";\n} } } });\n'
     )
-    _phase(source)
-    assert realms.peek(_key(source)) is not None
-    assert _phase(source, state={"change": True}).outcome == Completed(result="ok")
-    assert realms.peek(_key(source)) is None
+    _dropped_by(source, {"change": True})
 
 
 PINNED_GLOBALS = """
