@@ -48,7 +48,7 @@ from keep_sdk.sandbox.outcome import (
     Trace,
 )
 
-__all__ = ["MAX_RUNS", "ProcessIsolation"]
+__all__ = ["MAX_RUNS", "ProcessIsolation", "parse_message"]
 
 _DEFAULT_ADDRESS_SPACE: Final = 2 * 1024 * 1024 * 1024
 _READY_TIMEOUT_S: Final = 30.0
