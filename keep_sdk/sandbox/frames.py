@@ -7,18 +7,52 @@ once and fills it in place, never rescanning or concatenating what it has read.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import struct
 import time
-from typing import IO, Final
+from collections.abc import Set
+from typing import IO, Any, Final
 
-__all__ = ["DONE_HEAD", "FrameError", "FrameReader", "FrameTimeout", "read_frame", "write_frame"]
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
+
+__all__ = [
+    "DONE_HEAD",
+    "FrameError",
+    "FrameReader",
+    "FrameTimeout",
+    "model_message",
+    "read_frame",
+    "write_frame",
+]
 
 _HEADER: Final = struct.Struct(">I")
 
 DONE_HEAD: Final = b'{"type":"done","result":'
 """How the frame that ends a phase begins; the result's JSON follows, then ``}``."""
+
+
+def model_message(
+    envelope: dict[str, Any], key: str, model: BaseModel, exclude: Set[str] = frozenset()
+) -> bytes:
+    """The JSON object `envelope` with `model` (less `exclude`) under `key`, last.
+
+    The model is encoded by pydantic in one pass, and the bytes begin with the compact
+    head: `envelope`'s members without spaces, then ``"key":``; so the message that ends a
+    phase begins with `DONE_HEAD` and the parent can validate the model from the bytes
+    after it. A model holding a lone surrogate (which UTF-8 cannot carry) is sent as
+    ASCII JSON with ``\\u`` escapes and spaces after the separators instead: such a
+    message never begins with a compact head and is read with `json.loads`.
+    """
+    try:
+        body = model.model_dump_json(exclude=set(exclude)).encode("utf-8")
+    except PydanticSerializationError:
+        whole = {**envelope, key: model.model_dump(mode="json", exclude=set(exclude))}
+        return json.dumps(whole).encode("ascii")
+    head = json.dumps({**envelope, key: None}, separators=(",", ":"))[: -len("null}")]
+    return head.encode("utf-8") + body + b"}"
 
 
 class FrameError(Exception):

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from typing import Any, Final, NoReturn
 
 from pydantic import JsonValue
-from pydantic_core import PydanticSerializationError
 
 from keep_sdk.contract import codec
 from keep_sdk.errors import InternalError
@@ -35,6 +34,7 @@ from keep_sdk.sandbox.frames import (
     FrameError,
     FrameReader,
     FrameTimeout,
+    model_message,
     write_frame,
 )
 from keep_sdk.sandbox.outcome import (
@@ -350,14 +350,8 @@ class ProcessIsolation:
         else:
             worker.send({"type": "context", "key": key, "context": context})
             worker.contexts.put(key, None)
-        exclude = set(CONTEXT_FIELDS)
-        try:
-            rest = request.model_dump_json(exclude=exclude).encode("utf-8")
-        except PydanticSerializationError:
-            rest = json.dumps(request.model_dump(mode="json", exclude=exclude)).encode()
-        worker.send(
-            b'{"type":"run","context":' + json.dumps(key).encode() + b',"request":' + rest + b"}"
-        )
+        envelope = {"type": "run", "context": key}
+        worker.send(model_message(envelope, "request", request, exclude=CONTEXT_FIELDS))
 
     @staticmethod
     def _relay(

@@ -23,14 +23,13 @@ import sys
 from typing import IO, Any
 
 from pydantic import JsonValue, TypeAdapter
-from pydantic_core import PydanticSerializationError
 
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import HostPolicy
 from keep_sdk.sandbox._failures import RelayedOutcome
 from keep_sdk.sandbox.contexts import ContextLog
 from keep_sdk.sandbox.engine import run_phase
-from keep_sdk.sandbox.frames import DONE_HEAD, read_frame, write_frame
+from keep_sdk.sandbox.frames import model_message, read_frame, write_frame
 from keep_sdk.sandbox.outcome import Outcome, PhaseRequest, PhaseResult
 
 __all__ = ["RelayHost", "done_frame", "serve"]
@@ -87,14 +86,9 @@ def serve(reader: IO[bytes], writer: IO[bytes]) -> None:
 
 def done_frame(result: PhaseResult) -> bytes:
     """The frame that ends a phase: `DONE_HEAD`, `result` as JSON, and ``}``, so the parent
-    validates the result from those bytes in one pass. A result holding a lone surrogate
-    in a value (which pydantic will not encode as UTF-8) is sent as ASCII JSON in an
-    ordinary message instead."""
-    try:
-        text = result.model_dump_json()
-    except PydanticSerializationError:
-        return json.dumps({"type": "done", "result": result.model_dump(mode="json")}).encode()
-    return DONE_HEAD + text.encode("utf-8") + b"}"
+    validates the result from those bytes in one pass (a result holding a lone surrogate
+    goes as an ordinary ASCII JSON message: `model_message`)."""
+    return model_message({"type": "done"}, "result", result)
 
 
 def _validated(context: dict[str, Any]) -> dict[str, Any]:

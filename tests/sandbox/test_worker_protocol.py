@@ -19,7 +19,7 @@ from keep_sdk.sandbox import (
     ProcessIsolation,
     run_phase,
 )
-from keep_sdk.sandbox.frames import DONE_HEAD
+from keep_sdk.sandbox.frames import DONE_HEAD, model_message
 from keep_sdk.sandbox.outcome import ConsoleLine, PhaseResult, Trace
 from keep_sdk.sandbox.process import parse_message
 from keep_sdk.sandbox.worker import done_frame
@@ -62,6 +62,16 @@ RESULTS = st.builds(
 @given(RESULTS)
 def test_the_parent_reads_back_the_result_the_worker_sent(result: PhaseResult) -> None:
     assert parse_message(done_frame(result)) == result
+
+
+@given(TEXT, RESULTS)
+def test_a_message_holds_its_envelope_and_its_model_whatever_their_text(
+    key: str, result: PhaseResult
+) -> None:
+    message = model_message({"type": "run", "context": key}, "request", result)
+    expected = {"type": "run", "context": key, "request": result.model_dump(mode="json")}
+    assert json.loads(message) == expected
+    assert message.startswith(b'{"type":"run"') or message.isascii()
 
 
 def test_a_result_that_is_valid_utf_8_is_sent_in_the_one_pass_form() -> None:
