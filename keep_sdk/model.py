@@ -5,14 +5,15 @@ Python code uses the snake_case names. Every model dumps ``by_alias`` for JSON
 and accepts either spelling on input.
 
 `explain_validation_error` turns a pydantic ``ValidationError`` into lines a
-script author (or an LLM repairing the script) can act on.
+script author (or an LLM repairing the script) can act on. `trusted` builds a model from
+values the SDK's own code produced, without validating them again.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -57,6 +58,7 @@ __all__ = [
     "explain_validation_error",
     "json_schema",
     "schema_names",
+    "trusted",
 ]
 
 
@@ -569,3 +571,27 @@ def json_schema(name: str) -> dict[str, Any]:
     schema: dict[str, Any] = TypeAdapter(_SCHEMA_TYPES[name]).json_schema(by_alias=True)
     schema.setdefault("title", name)
     return schema
+
+
+Model = TypeVar("Model", bound=BaseModel)
+
+_set = object.__setattr__
+
+
+def trusted(cls: type[Model], fields: dict[str, Any]) -> Model:
+    """An instance of `cls` holding `fields`, which must name every field of `cls` exactly,
+    each holding the value and type validation would give it.
+
+    Equal to ``cls.model_construct(**fields)`` without its per-field defaults, alias
+    lookup and post-init handling; nothing is validated. For values the SDK's own code
+    produced (the validator's models, the rows a store wrote and reads back, whose columns
+    already have their types), never for values from outside. Only for models that accept
+    their fields by name (no aliases, or ``populate_by_name``), without private attributes
+    or ``model_post_init``, and with ``extra`` not set to ``allow``.
+    """
+    model = cls.__new__(cls)
+    _set(model, "__dict__", fields)
+    _set(model, "__pydantic_fields_set__", set(fields))
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model

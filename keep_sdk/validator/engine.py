@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from keep_sdk.contract.manifest import Manifest
-from keep_sdk.model import HostPolicy
+from keep_sdk.model import HostPolicy, trusted
 from keep_sdk.validator._diagnostics import Diagnostic, RelatedLocation, Report
 from keep_sdk.validator.extract import extract_workflow
 from keep_sdk.validator.facts import Analysis
@@ -17,7 +17,6 @@ from keep_sdk.validator.scope import module_scope
 from keep_sdk.validator.sites import with_call_sites
 from keep_sdk.validator.source import SourceText
 from keep_sdk.validator.syntax import engine_errors, parser_errors
-from keep_sdk.validator.trusted import trusted
 from keep_sdk.validator.vocabulary import WalkVocabulary
 from keep_sdk.validator.walker import walk_handlers
 

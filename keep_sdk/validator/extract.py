@@ -26,13 +26,12 @@ from keep_sdk.contract.workflow import (
     Schedule,
     WorkflowManifest,
 )
-from keep_sdk.model import HandlerKind, HandlerPhase, HostPolicy
+from keep_sdk.model import HandlerKind, HandlerPhase, HostPolicy, trusted
 from keep_sdk.validator.cron import is_valid_cron
 from keep_sdk.validator.facts import Handler, ShapeProblem, TopicUse
 from keep_sdk.validator.fields import Field
 from keep_sdk.validator.scope import FUNCTION_TYPES, Scope, constant_string, string_literal
 from keep_sdk.validator.source import SourceText
-from keep_sdk.validator.trusted import trusted
 
 _T = TypeVar("_T")
 

@@ -17,8 +17,8 @@ from keep_sdk.contract.workflow import (
     ProducerManifest,
     WorkflowManifest,
 )
+from keep_sdk.model import trusted
 from keep_sdk.validator import Diagnostic, Report
-from keep_sdk.validator.trusted import trusted
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "workflows"
 TRUSTED_MODELS = (

@@ -22,6 +22,7 @@ from keep_sdk.model import (
     RunPhase,
     RunRecord,
     RunStatus,
+    trusted,
 )
 from keep_sdk.stores._models import AuditEntry, Lease
 from keep_sdk.stores._protocol import MutationResultValue
@@ -54,20 +55,24 @@ def dump(model: Any) -> JsonValue:
 
 
 def event(row: Row[Any]) -> Event:
-    """The event of a ``keep_events`` row."""
-    return Event(
-        id=row.id,
-        workflow=row.workflow,
-        topic=row.topic,
-        message_id=row.message_id,
-        title=row.title,
-        payload=row.payload,
-        status=EventStatus(row.status),
-        reserved_by=row.reserved_by,
-        created_by=row.created_by,
-        attempt=row.attempt,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
+    """The event of a ``keep_events`` row (the store wrote it: `trusted`; its status is
+    still checked)."""
+    return trusted(
+        Event,
+        {
+            "id": row.id,
+            "workflow": row.workflow,
+            "topic": row.topic,
+            "message_id": row.message_id,
+            "title": row.title,
+            "payload": row.payload,
+            "status": EventStatus(row.status),
+            "reserved_by": row.reserved_by,
+            "created_by": row.created_by,
+            "attempt": row.attempt,
+            "created_at": row.created_at,
+            "updated_at": row.updated_at,
+        },
     )
 
 
@@ -159,26 +164,30 @@ def changed_run_values(before: RunRecord, after: RunRecord) -> dict[str, Any]:
 
 
 def ledger_entry(row: Row[Any]) -> LedgerEntry:
-    """The ledger entry of a ``keep_ledger`` row."""
-    return LedgerEntry(
-        id=row.id,
-        run_id=row.run_id,
-        workflow=row.workflow,
-        handler=row.handler,
-        connector=row.connector,
-        operation=row.operation,
-        params=row.params,
-        idempotency_key=row.idempotency_key,
-        status=LedgerStatus(row.status),
-        result=row.result,
-        error=row.error,
-        ui_title=row.ui_title,
-        reconcile_attempts=row.reconcile_attempts,
-        next_reconcile_at=row.next_reconcile_at,
-        resolved_by=row.resolved_by,
-        resolved_at=row.resolved_at,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
+    """The ledger entry of a ``keep_ledger`` row (the store wrote it: `trusted`; its status
+    is still checked)."""
+    return trusted(
+        LedgerEntry,
+        {
+            "id": row.id,
+            "run_id": row.run_id,
+            "workflow": row.workflow,
+            "handler": row.handler,
+            "connector": row.connector,
+            "operation": row.operation,
+            "params": row.params,
+            "idempotency_key": row.idempotency_key,
+            "status": LedgerStatus(row.status),
+            "result": row.result,
+            "error": row.error,
+            "ui_title": row.ui_title,
+            "reconcile_attempts": row.reconcile_attempts,
+            "next_reconcile_at": row.next_reconcile_at,
+            "resolved_by": row.resolved_by,
+            "resolved_at": row.resolved_at,
+            "created_at": row.created_at,
+            "updated_at": row.updated_at,
+        },
     )
 
 

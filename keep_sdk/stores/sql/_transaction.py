@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from sqlalchemy import Connection, Select, delete, insert, select, update
 
-from keep_sdk.model import Event, EventStatus, HandlerKind, LedgerEntry, RunRecord
+from keep_sdk.model import Event, EventStatus, HandlerKind, LedgerEntry, RunRecord, trusted
 from keep_sdk.stores._models import (
     AuditEntry,
     HandlerRecord,
@@ -409,28 +409,34 @@ def _workflows(found: Sequence[Any]) -> list[WorkflowRecord]:
         if row.permission is not None:
             permissions.append(row.permission)
     return [
-        WorkflowRecord(
-            name=row.name,
-            version=row.version,
-            paused=row.paused,
-            grants=grants[name],
-            created_at=row.created_at,
-            updated_at=row.updated_at,
+        trusted(
+            WorkflowRecord,
+            {
+                "name": row.name,
+                "version": row.version,
+                "paused": row.paused,
+                "grants": grants[name],
+                "created_at": row.created_at,
+                "updated_at": row.updated_at,
+            },
         )
         for name, row in first.items()
     ]
 
 
 def _handler(row: Any, subscribe: list[str]) -> HandlerRecord:
-    return HandlerRecord(
-        workflow=row.workflow,
-        name=row.name,
-        kind=HandlerKind(row.kind),
-        version=row.version,
-        subscribe=subscribe,
-        has_state=row.has_state,
-        state=row.state,
-        wake_at=row.wake_at,
-        next_run_at=row.next_run_at,
-        updated_at=row.updated_at,
+    return trusted(
+        HandlerRecord,
+        {
+            "workflow": row.workflow,
+            "name": row.name,
+            "kind": HandlerKind(row.kind),
+            "version": row.version,
+            "subscribe": subscribe,
+            "has_state": row.has_state,
+            "state": row.state,
+            "wake_at": row.wake_at,
+            "next_run_at": row.next_run_at,
+            "updated_at": row.updated_at,
+        },
     )
