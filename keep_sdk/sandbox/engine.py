@@ -25,7 +25,7 @@ from keep_sdk.contract.admission import PUBLISH_RESERVE
 from keep_sdk.contract.codec import BoundaryError
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.errors import KeepError
-from keep_sdk.model import HandlerPhase, HostPolicy
+from keep_sdk.model import HandlerPhase, HostPolicy, trusted
 from keep_sdk.sandbox._arguments import connector_arguments, topic_arguments
 from keep_sdk.sandbox._failures import (
     PRELUDE_PAD,
@@ -257,18 +257,21 @@ class PhaseRun:
                     line=self._mutation.line,
                 )
             )
-        trace = Trace(
-            console=self._console,
-            calls=self._calls,
-            jobs=self._jobs,
-            cpu_time_s=self._js_used,
-            wall_time_s=time.monotonic() - started,
-            host_time_s=self._host_s,
-            boundary_time_s=self._boundary_s,
-            truncated=self._trace_truncated,
-            log_bytes=self._log_bytes,
+        trace = trusted(
+            Trace,
+            {
+                "console": self._console,
+                "calls": self._calls,
+                "jobs": self._jobs,
+                "cpu_time_s": self._js_used,
+                "wall_time_s": time.monotonic() - started,
+                "host_time_s": self._host_s,
+                "boundary_time_s": self._boundary_s,
+                "truncated": self._trace_truncated,
+                "log_bytes": self._log_bytes,
+            },
         )
-        return PhaseResult(outcome=outcome, trace=trace, isolation="in_process")
+        return trusted(PhaseResult, {"outcome": outcome, "trace": trace, "isolation": "in_process"})
 
     def _in_context(self, key: RealmKey, realm: Realm | None, reusable: bool) -> Outcome:
         """The phase run in `realm`, or in a fresh context (built as a realm when
@@ -677,7 +680,8 @@ class PhaseRun:
             )
         finally:
             self._boundary_s += time.perf_counter() - started
-        _finish(Completed.model_construct(result=value, returned=returned))
+        completed = {"line": None, "column": None, "kind": "completed"}
+        _finish(trusted(Completed, {**completed, "result": value, "returned": returned}))
 
     def _refuse(self, name: str, args: JsonValue, outcome: Outcome, line: int | None) -> NoReturn:
         error = getattr(outcome, "message", outcome.kind)
@@ -861,14 +865,17 @@ class PhaseRun:
             self._boundary_s += time.perf_counter() - checked
         kept = self._traced(arguments, result, size=size + result_size)
         self._calls.append(
-            HostCall.model_construct(
-                name=name,
-                arguments=arguments if kept else None,
-                status="ok",
-                result=result if kept else None,
-                error=None,
-                duration_s=duration,
-                line=None,
+            trusted(
+                HostCall,
+                {
+                    "name": name,
+                    "arguments": arguments if kept else None,
+                    "status": "ok",
+                    "result": result if kept else None,
+                    "error": None,
+                    "duration_s": duration,
+                    "line": None,
+                },
             )
         )
         status = self._enter(self._dispatch, "settle", request_id, payload)

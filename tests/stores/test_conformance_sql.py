@@ -8,32 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
 
 import pytest
-from pydantic import BaseModel
 
 from keep_sdk.conformance import ManualClock, StoreConformance
 from keep_sdk.errors import StoreUnavailable
-from keep_sdk.model import trusted
 from keep_sdk.stores import SqlStore, Store
 from keep_sdk.stores.sql import _rows, _transaction
-
-Model = TypeVar("Model", bound=BaseModel)
-
-
-def checked_trusted(cls: type[Model], fields: dict[str, Any]) -> Model:
-    """`trusted`, asserting that the model is what validating `fields` builds: the same
-    fields, equal, the same JSON, and every field's value of the same type."""
-    built = trusted(cls, dict(fields))
-    validated = cls.model_validate(fields)
-    assert set(fields) == set(cls.model_fields), cls.__name__
-    assert built == validated, cls.__name__
-    assert built.model_dump_json() == validated.model_dump_json(), cls.__name__
-    for name in cls.model_fields:
-        kinds = type(getattr(built, name)), type(getattr(validated, name))
-        assert kinds[0] is kinds[1], (cls.__name__, name, kinds)
-    return built
+from tests.trusted_models import checked_trusted
 
 
 @pytest.fixture(autouse=True)
