@@ -7,13 +7,12 @@ the schema of COMMAND's `--json` output; `OUTPUTS` maps each command to its type
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 
 from keep_sdk.cli.remedies import command
-from keep_sdk.conformance.store_suite import SuiteReport
 from keep_sdk.contract.manifest import Manifest
 from keep_sdk.model import Event, LedgerEntry, RunRecord, UtcDatetime
 from keep_sdk.scheduler import Activity
@@ -21,6 +20,9 @@ from keep_sdk.status import StatusReport, Waiting, WorkflowStatus
 from keep_sdk.stores import PublishResult, WorkflowRecord
 from keep_sdk.stores.sql import AcceptedRollback
 from keep_sdk.validator import ReportSet
+
+if TYPE_CHECKING:
+    from keep_sdk.conformance.store_suite import SuiteReport
 
 __all__ = [
     "OUTPUTS",

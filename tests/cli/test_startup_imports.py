@@ -1,5 +1,5 @@
-"""``keep --version``, ``keep --help`` of one command, ``keep publish`` and ``keep notify``
-import only what they use (issue 31)."""
+"""``keep --version``, ``keep --help`` of one command, ``keep publish``, ``keep notify`` and
+``keep status`` import only what they use (issue 31)."""
 
 from __future__ import annotations
 
@@ -136,6 +136,21 @@ def test_notify_of_an_unknown_key_imports_nothing_that_runs_a_script(
     assert "keep_sdk.stores.sql" in imported
     assert _running(imported) == []
     assert _not_for_sqlite(imported) == []
+
+
+SUITES = ("keep_sdk.conformance", "keep_sdk.cases", "keep_sdk.repair", "yaml")
+"""The store suite, the case runner and the repair loop: only the commands that certify,
+test or repair import them (≈ 180 ms of a start-up)."""
+
+
+@pytest.mark.parametrize("command", [["status"], ["events"], ["runs"], ["ledger"]])
+def test_a_command_that_reads_the_store_imports_no_suite(
+    deployed: tuple[Path, str], command: list[str]
+) -> None:
+    folder, store = deployed
+    imported = _imported(*command, "--store", store, "--json", cwd=folder)
+    assert "keep_sdk.cli.outputs" in imported
+    assert sorted(m for m in imported if m.startswith(SUITES)) == []
 
 
 def test_the_wait_default_a_help_shows_is_the_lease_time_to_live() -> None:
