@@ -74,24 +74,31 @@ def _statement(_: Any, plan: Any, *__: Any) -> str:
     return "sql: " + " ".join(plan.sql.split())[:70]
 
 
+STEPS: tuple[tuple[Any, str, str | Callable[..., str]], ...] = (
+    (_isolation.InProcessIsolation, "run", "sandbox: a phase in process"),
+    (process.ProcessIsolation, "run", "sandbox: the parent's side of a pooled phase"),
+    (process.ProcessIsolation, "_send_request", "sandbox: send a request to the worker"),
+    (process._Worker, "message", "sandbox: read and parse a worker message"),
+    (process.ProcessIsolation, "_relay", "sandbox: relay a host call"),
+    (_runs.RunPoints, "begin_consumer_run", "commit point: begin + prepare + intent"),
+    (_runs.RunPoints, "commit_applied_consumer_run", "commit point: applied + commit"),
+    (_fast.FastConnection, "_run", _statement),
+    (default.DefaultDialect, "do_commit", "sql: COMMIT"),
+    (_group.GroupCommit, "_join", "store: open a write transaction"),
+    (_file.DatabaseFile, "check", "store: look at the database file"),
+    (_ledger.MutationDesk, "issue", "runtime: the external call"),
+    (_host.PhaseHost, "call", "runtime: a host call (ctx.peek)"),
+    (_driver.Driver, "start", "runtime: the driver"),
+    (_drain.Drain, "pending", "scheduler: read what is pending"),
+    (_scheduler.Scheduler, "step", "scheduler: a step"),
+)
+"""What is timed: (class, method, the row it is charged to, or how to name the row)."""
+
+
 def instrument() -> None:
-    """Time the steps of a run (see the module doc)."""
-    _time(_isolation.InProcessIsolation, "run", "sandbox: a phase in process")
-    _time(process.ProcessIsolation, "run", "sandbox: the parent's side of a pooled phase")
-    _time(process.ProcessIsolation, "_send_request", "sandbox: send a request to the worker")
-    _time(process._Worker, "message", "sandbox: read and parse a worker message")
-    _time(process.ProcessIsolation, "_relay", "sandbox: relay a host call")
-    _time(_runs.RunPoints, "begin_consumer_run", "commit point: begin + prepare + intent")
-    _time(_runs.RunPoints, "commit_applied_consumer_run", "commit point: applied + commit")
-    _time(_fast.FastConnection, "_run", _statement)
-    _time(default.DefaultDialect, "do_commit", "sql: COMMIT")
-    _time(_group.GroupCommit, "_join", "store: open a write transaction")
-    _time(_file.DatabaseFile, "check", "store: look at the database file")
-    _time(_ledger.MutationDesk, "issue", "runtime: the external call")
-    _time(_host.PhaseHost, "call", "runtime: a host call (ctx.peek)")
-    _time(_driver.Driver, "start", "runtime: the driver")
-    _time(_drain.Drain, "pending", "scheduler: read what is pending")
-    _time(_scheduler.Scheduler, "step", "scheduler: a step")
+    """Time the steps of a run (`STEPS`)."""
+    for owner, name, label in STEPS:
+        _time(owner, name, label)
 
 
 def pipe_round_trip(count: int = 3000) -> float:
