@@ -1,4 +1,9 @@
-"""Models the validator builds without validation are exactly what validation would build."""
+"""Models the SDK builds without validation (`keep_sdk.model.trusted`: the validator's
+models, the SQL store's rows, the sandbox's results) are what validation would build.
+
+The store's and the sandbox's are checked against their validated copies throughout their
+suites (`tests/trusted_models.py`); here every model built trusted has nothing `trusted`
+skips, and the validator's reports equal their validated copies."""
 
 from __future__ import annotations
 
@@ -17,20 +22,30 @@ from keep_sdk.contract.workflow import (
     ProducerManifest,
     WorkflowManifest,
 )
-from keep_sdk.model import trusted
+from keep_sdk.model import Event, LedgerEntry, trusted
+from keep_sdk.sandbox.outcome import Completed, HostCall, PhaseResult, Trace
+from keep_sdk.stores import HandlerRecord, WorkflowRecord
 from keep_sdk.validator import Diagnostic, Report
 
-FIXTURES = Path(__file__).parents[2] / "fixtures" / "workflows"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "workflows"
 TRUSTED_MODELS = (
+    Completed,
     ConsumerManifest,
     CronSchedule,
     DefaultExport,
     Diagnostic,
+    Event,
     HandlerLocation,
+    HandlerRecord,
+    HostCall,
     IntervalSchedule,
+    LedgerEntry,
+    PhaseResult,
     ProducerManifest,
     Report,
+    Trace,
     WorkflowManifest,
+    WorkflowRecord,
 )
 
 
