@@ -564,6 +564,117 @@ def drain_with_workers(
     return events / elapsed, cpu / events
 
 
+class WorkerProcesses:
+    """One ``keep worker --processes N`` (in-process phases, one lane each) on a SQLite
+    store of its own with `workflows` bench workflows, started once (``--processes 1``
+    is one worker process, no supervisor); `timed_batch`
+    measures committed runs/s of a fresh backlog spread over the workflows and the CPU
+    of the supervisor and its worker processes while they drained it.
+
+    The processes share the built-in doubles through their SQLite file, as ``keep
+    worker`` does; it lives on tmpfs (``/dev/shm`` when there is one) so that the sheet
+    stands for a remote service rather than for a second fsync per run, and it is emptied
+    before each batch (the double rewrites its whole document on every call). The
+    backlog is published while the workflows are paused; the clock starts when they
+    are resumed and stops when no job is pending or reserved (looked at every 5 ms in
+    plain sqlite3); each batch checks its jobs were each recorded once."""
+
+    def __init__(self, tmp: Path, workflows: int, processes: int) -> None:
+        self.busy = [f"proc{i}" for i in range(workflows)]
+        self.processes = processes
+        path = tmp / f"processes-{processes}.db"
+        self.url = f"sqlite:///{path}"
+        shm = Path("/dev/shm")
+        self._shared = Path(tempfile.mkdtemp(dir=shm if shm.is_dir() else tmp))
+        self.doubles = self._shared / "doubles.db"
+        deploy(self.url, self.busy, 0, self.doubles)
+        store = open_store(self.url)
+        assert isinstance(store, SqlStore)
+        self.store = store
+        for name in self.busy:
+            store.pause_workflow(name, actor="bench")
+        self.sheets = Sheets(backing=self.doubles)
+        self.count = sqlite3.connect(path, isolation_level=None)
+        self.published = 0
+        self.proc = subprocess.Popen(
+            [
+                *(sys.executable, "-m", "keep_sdk", "worker", "--store", self.url),
+                *("--doubles", str(self.doubles), "--isolation", "in-process"),
+                *("--poll", "0.02", "--processes", str(processes)),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.expected = 1 if processes == 1 else processes + 1
+        deadline = time.monotonic() + 120
+        while len(self._pids()) < self.expected or len(self._present()) < processes:
+            assert self.proc.poll() is None, "keep worker --processes ended"
+            assert time.monotonic() < deadline, "the worker processes did not start"
+            time.sleep(0.1)
+
+    def _pids(self) -> list[int]:
+        pids = [self.proc.pid]
+        with contextlib.suppress(FileNotFoundError):
+            for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
+                pids += [int(pid) for pid in (task / "children").read_text().split()]
+        return pids
+
+    def _present(self) -> set[str]:
+        now = time.time()
+        return {
+            lease.owner
+            for lease in self.store.list_leases()
+            if lease.workflow.startswith("keep-worker:") and lease.expires_at.timestamp() > now
+        }
+
+    def _cpu(self) -> float:
+        total = 0.0
+        for pid in self._pids():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                total += cpu_seconds(pid)
+        return total
+
+    def _waiting(self) -> int:
+        (left,) = self.count.execute(
+            "SELECT count(*) FROM keep_events WHERE status IN ('pending', 'reserved')"
+        ).fetchone()
+        return int(left)
+
+    def batch(self, events: int) -> float:
+        return self.timed_batch(events)[0]
+
+    def timed_batch(self, events: int) -> Measure:
+        self.sheets.seed({**self.sheets.empty_state(), "spreadsheets": {"jobs": {"rows": []}}})
+        for _ in range(events):
+            self.published += 1
+            n = self.published
+            message = Publication(topic="job.queued", message_id=f"p{n}", title="Job", payload={})
+            self.store.publish(self.busy[n % len(self.busy)], message)
+        pids = self._pids()
+        assert len(pids) == self.expected, "a worker process is missing"
+        cpu = self._cpu()
+        start = time.perf_counter()
+        for name in self.busy:
+            self.store.resume_workflow(name, actor="bench")
+        while self._waiting():
+            time.sleep(0.005)
+        elapsed = time.perf_counter() - start
+        cpu = self._cpu() - cpu
+        assert self._pids() == pids, "a worker process was replaced during the batch"
+        for name in self.busy:
+            self.store.pause_workflow(name, actor="bench")
+        effects = len(self.sheets.effects("appendRow"))
+        assert effects == events, f"{effects} effects for {events} jobs"
+        return events / elapsed, cpu / events
+
+    def close(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+        self.count.close()
+        self.store.close()
+        shutil.rmtree(self._shared, ignore_errors=True)
+
+
 def compare_workers(server: PostgresServer, workflows: int, events: int, tmp: Path) -> None:
     """1 vs 2 ``keep worker`` processes on PostgreSQL, alternated three times (medians)."""
     rates: dict[int, list[float]] = {1: [], 2: []}
@@ -763,14 +874,16 @@ def aggregate(
     concurrency: int,
     pooled: bool,
     max_runs: int = MAX_RUNS,
+    processes: int = 0,
 ) -> None:
     """`workflows` workflows at once: keep_sdk with `workflows` deployed and each round's
     `events` jobs spread over them, drained by one scheduler in process, one workflow at a
     time and `concurrency` at once (`Scheduler(concurrency=…)`, SQLite group commit), and
     with `pooled` also `concurrency` at once with the pooled worker (`keep worker`'s
-    default: each lane's phases in a worker process of its own); DBOS running `events`
-    three-step workflows `workflows` at a time (one thread each); back to back in `rounds`
-    rounds."""
+    default: each lane's phases in a worker process of its own), and with `processes`
+    by ``keep worker --processes 1`` and ``--processes N`` (`WorkerProcesses`); DBOS
+    running `events` three-step workflows `workflows` at a time (one thread each); back
+    to back in `rounds` rounds."""
     folder = tmp / "aggregate"
     folder.mkdir()
     pool = pooled_worker(concurrency, max_runs) if pooled else None
@@ -786,24 +899,33 @@ def aggregate(
         )
     dbos = Dbos(folder)
     exclude = (dbos.proc.pid,)
+    workers = {
+        f"{count} process{'es' if count > 1 else ''}": WorkerProcesses(folder, workflows, count)
+        for count in ((1, processes) if processes else ())
+    }
     try:
         for arm in arms.values():
             arm.batch(workflows)
+        for worker in workers.values():
+            worker.batch(workflows)
         dbos.concurrent(workflows, workflows)
         before = many.store.group_commits
+        batches_of: dict[str, Callable[[], Measure]] = {
+            name: functools.partial(arm.timed_batch, events, exclude=exclude)
+            for name, arm in arms.items()
+        }
+        for name, worker in workers.items():
+            batches_of[name] = functools.partial(worker.timed_batch, events)
         ours, theirs, load = paired_rounds(
-            {
-                name: functools.partial(arm.timed_batch, events, exclude=exclude)
-                for name, arm in arms.items()
-            },
-            lambda: dbos.concurrent(events, workflows),
-            rounds,
+            batches_of, lambda: dbos.concurrent(events, workflows), rounds
         )
         batches, writes = (a - b for a, b in zip(many.store.group_commits, before, strict=True))
     finally:
         dbos.close()
         for arm in arms.values():
             arm.store.close()
+        for worker in workers.values():
+            worker.close()
         if pool is not None:
             pool.close()
     print(
@@ -901,6 +1023,12 @@ def main() -> None:
         default=MAX_RUNS,
         help=f"phases a pooled worker serves before it is replaced (default {MAX_RUNS})",
     )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=0,
+        help="aggregate: also keep worker --processes 1 and --processes N (on tmpfs doubles)",
+    )
     parser.add_argument("--history", type=int, default=100_000, help="runs of history")
     parser.add_argument("--idle", type=int, default=99, help="idle workflows beside the bench")
     args = parser.parse_args()
@@ -915,7 +1043,14 @@ def main() -> None:
         if args.only in (None, "aggregate"):
             lanes = args.concurrency or args.workflows
             aggregate(
-                tmp, args.events, args.workflows, args.rounds, lanes, args.pooled, args.max_runs
+                tmp,
+                args.events,
+                args.workflows,
+                args.rounds,
+                lanes,
+                args.pooled,
+                args.max_runs,
+                args.processes,
             )
         if args.only == "floor":
             print_floor(tmp, args.events)

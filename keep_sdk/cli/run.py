@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager, ExitStack, suppress
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from rich.console import Console
@@ -27,6 +27,7 @@ from keep_sdk.cli._options import (
     opened,
     store_option,
 )
+from keep_sdk.cli._supervisor import Supervisor, child_arguments, stop_when_stdin_closes
 from keep_sdk.cli._views import at, render_status
 from keep_sdk.cli.outputs import RunOutput, StatusOutput
 from keep_sdk.cli.support import (
@@ -251,9 +252,20 @@ def _run_live(scheduler: Scheduler, console: Console, *, quiet: bool) -> list[Ac
     help="Workflows run at once, each on a thread of its own (never two runs of one "
     "workflow); on SQLite their checkpoints share commits.",
 )
+@click.option(
+    "--processes",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Worker processes sharing the store by leases, started, restarted and stopped "
+    "together (each with --concurrency lanes): one core each.",
+)
+@click.option("--supervised", type=int, default=None, hidden=True)
 @observability_options
+@click.pass_context
 @reports_errors
 def worker_command(
+    ctx: click.Context,
     store_url: str | None,
     doubles: Path | None,
     isolation: str,
@@ -262,6 +274,8 @@ def worker_command(
     poll: float,
     until_idle: bool,
     concurrency: int,
+    processes: int,
+    supervised: int | None,
     metrics_port: int | None,
     metrics_host: str,
     healthy_within: float,
@@ -275,11 +289,17 @@ def worker_command(
     releasing its leases, or on a store it can never use: a configuration error, a
     refused login, a missing database or a newer schema (exit 1, one message).
     With --metrics-port, serves Prometheus /metrics and /healthz; with --otel, exports one
-    OpenTelemetry trace per run.
+    OpenTelemetry trace per run. With --processes N, runs N such workers on the store
+    (restarted when a signal ends one) and stops them all together.
     """
+    if processes > 1 and supervised is None:
+        _supervise(ctx, processes, store_url, doubles, worker_name, metrics_port)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    if supervised is not None:
+        stop_when_stdin_closes(stop)
+    mark = f"[{supervised}] " if supervised is not None else ""
 
     def outage(exc: Exception) -> None:
         reason = exc.reason if isinstance(exc, StoreUnavailable) and exc.reason else str(exc)
@@ -320,11 +340,13 @@ def worker_command(
         )
         stack.callback(scheduler.close)
         lanes = f", {concurrency} workflows at once" if concurrency > 1 else ""
-        click.echo(f"worker {scheduler.worker} on {redacted_url(inst.store_url)}{lanes}", err=True)
+        click.echo(
+            f"{mark}worker {scheduler.worker} on {redacted_url(inst.store_url)}{lanes}", err=True
+        )
 
         def report(activity: Activity) -> None:
             watch.progressed()
-            click.echo(f"{at(activity.at)} {shown(activity.describe())}")
+            click.echo(f"{at(activity.at)} {mark}{shown(activity.describe())}")
 
         def idle() -> None:
             watch.progressed()
@@ -350,6 +372,50 @@ def worker_command(
                 on_recovery=recovery,
                 watcher=watch,
             )
+
+
+def _supervise(
+    ctx: click.Context,
+    processes: int,
+    store_url: str | None,
+    doubles: Path | None,
+    worker_name: str | None,
+    metrics_port: int | None,
+) -> NoReturn:
+    """Run `processes` copies of this ``keep worker`` (`Supervisor`) and exit with its code.
+
+    The store is opened here once first, so that a store no worker can use is one
+    message (and its schema is created by one process, not raced for by all); a store
+    that is not reachable yet is left for the workers to wait for. ``memory://`` is
+    refused: each process would have a store of its own."""
+    try:
+        with opened(store_url, doubles=doubles, isolation="in-process") as inst:
+            url = inst.store_url
+    except Exception as exc:
+        if not is_transient(exc):
+            raise
+    else:
+        if url.startswith("memory:"):
+            fail(
+                f"--processes {processes} needs a store the processes share: {url} lives in "
+                "one process; use a SQLite file or PostgreSQL (--store)",
+                code=EXIT_USAGE,
+            )
+
+    def command(index: int) -> list[str]:
+        overrides: dict[str, object] = {"supervised": index}
+        if worker_name is not None:
+            overrides["worker_name"] = f"{worker_name}-{index}"
+        if metrics_port:
+            overrides["metrics_port"] = metrics_port + index - 1
+        return child_arguments(ctx, overrides, drop=("processes",))
+
+    def say(message: str) -> None:
+        click.echo(f"{at(dt.datetime.now(dt.UTC))} {message}", err=True)
+
+    supervisor = Supervisor(command, processes, say)
+    say(f"starting {processes} worker processes")
+    sys.exit(supervisor.run())
 
 
 def _open_when_available(

@@ -50,7 +50,9 @@ def test_cli_reference_has_every_command_and_option(pages: dict[str, Page]) -> N
         assert f"\n## keep {name}\n" in content, name
         section = content.split(f"\n## keep {name}\n")[1].split("\n## ")[0]
         for param in command.params:
-            if isinstance(param, click.Option):
+            if isinstance(param, click.Option) and param.hidden:
+                assert f"`{param.opts[0]}`" not in section, f"keep {name}: hidden {param.name}"
+            elif isinstance(param, click.Option):
                 for opt in param.opts:
                     assert f"`{opt}`" in section, f"keep {name} {opt}"
             else:
