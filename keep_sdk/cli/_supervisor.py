@@ -66,7 +66,6 @@ class _Slot:
     started: float = 0.0
     deaths: int = 0
     restart_at: float | None = None
-    exit_code: int | None = None
 
 
 @dataclass
@@ -163,7 +162,6 @@ class Supervisor:
         pid = slot.process.pid
         _close(slot.process)
         slot.process = None
-        slot.exit_code = code
         if code == 0 or (stopping and code < 0):
             return None
         if code > 0:
